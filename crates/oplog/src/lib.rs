@@ -1,1 +1,147 @@
-//! placeholder
+//! OpLog: scalable update-heavy data structures from per-core operation logs.
+//!
+//! On a multicore machine, a structure that every core updates stops scaling because each
+//! update takes the structure's cache lines away from the last core that wrote them, and
+//! the coherence hardware serializes those transfers (000 §3.1: 182 cycles per contended
+//! write with 2 writers, 8182 with 48). Many such structures are updated far more often
+//! than they are read, and their updates return nothing. OpLog (000 §4–6; 001 ch. 5–7)
+//! exploits that: an update is appended to the calling core's log for the object and
+//! returns, touching only core-local memory; a read first *synchronizes*, merging every
+//! core's log and applying the operations to the one internal instance of the unchanged
+//! sequential type, then reads it.
+//!
+//! # Using it
+//!
+//! Describe the deferred updates of a sequential type as an [`Update`] (usually an enum),
+//! wrap the type in [`OpLog`]`<`[`Ordered`]`<YourOp>>`, call [`OpLog::update`] for updates and
+//! [`OpLog::synchronize`] (or [`OpLog::read`]) before reads:
+//!
+//! ```
+//! use oplog::{OpLog, Ordered, Update};
+//! use std::collections::BTreeSet;
+//!
+//! enum SetOp { Insert(u32), Remove(u32) }
+//!
+//! impl Update for SetOp {
+//!     type Target = BTreeSet<u32>;
+//!     fn exec(self, set: &mut BTreeSet<u32>) {
+//!         match self {
+//!             SetOp::Insert(x) => { set.insert(x); }
+//!             SetOp::Remove(x) => { set.remove(&x); }
+//!         }
+//!     }
+//! }
+//!
+//! let set = OpLog::<Ordered<SetOp>>::new(BTreeSet::new());
+//! std::thread::scope(|s| {
+//!     s.spawn(|| set.update(SetOp::Insert(1)));
+//!     s.spawn(|| set.update(SetOp::Insert(2)));
+//! });
+//! set.update(SetOp::Remove(1));
+//! assert_eq!(set.read(|s| s.iter().copied().collect::<Vec<_>>()), vec![2]);
+//! ```
+//!
+//! [`Counter`] is the distributed counter of 000 Figure 8 on the [`CounterLog`] kind.
+//!
+//! # Pieces
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`log`] | log kinds: the [`LogKind`] trait, [`Ordered`], [`Unordered`], [`CounterLog`], the [`Update`] trait with local and global absorption hooks |
+//! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
+//! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`SlotMode`] per CPU or per thread |
+//! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
+//! | `pending` | logs evicted from the cache and operations left by a panic |
+//! | `lock` | the spin lock and the per-slot lock with an owner fast path |
+//! | `rseq` | the per-CPU fast path: entering a slot with a restartable sequence (x86-64 Linux) |
+//! | `registry`, `migration` | per-thread cache ownership; the migration rule |
+//! | [`primitive`] | every shared-memory primitive, swappable for loom or tracing |
+//! | [`Counter`] (`counter`) | the distributed counter |
+//!
+//! # What a read observes
+//!
+//! A synchronize locks the object's slot on every core that may hold its log, all at
+//! once, and gathers them (see [`OpLog`]'s module docs, `object`). The gathered set is a
+//! consistent cut: it holds every update that *completed* before the synchronize began,
+//! and whenever it holds an update it holds every update that completed before that one
+//! began. Updates concurrent with the synchronize may or may not be in it; those that are
+//! not are applied by the next one. For [`CounterLog`] and [`Unordered`] kinds (commuting
+//! operations) this makes reads linearizable.
+//!
+//! For [`Ordered`] kinds the gathered operations run in timestamp order, ties by core id,
+//! each core's log in its own order. Reads are linearizable if timestamps respect
+//! real-time order: whenever update A completes before update B begins, A's stamp is
+//! below B's. That holds in either of two cases, chosen per domain from the clock:
+//!
+//! * **The clock's raw order respects communication** ([`ordo::Clock::raw_order_is_causal`]):
+//!   a clock read that follows, through memory, another core's read is larger. `ordo`
+//!   measures this during calibration (every pairwise minimum offset positive; 000 §6.1 and
+//!   003 §6.2 always found it so) and the logical clock guarantees it. Updates then take a
+//!   plain clock reading.
+//! * **Otherwise** (a machine where calibration saw a non-positive offset, the OS clock
+//!   fallback, or a custom clock), each ordered update *waits out the uncertainty window*
+//!   before returning: it spins until [`ordo::Clock::new_time`] of its stamp, the commit
+//!   wait of Spanner that 000 §6.1 proposes. Any update that begins afterwards, on any
+//!   core, reads a larger clock. [`Domain::commit_wait`] tells which case applies.
+//!
+//! Stamps are also raised to the last stamp of the slot they are pushed to, so one log's
+//! stamps never decrease, and, when a thread's CPU changed since its previous ordered
+//! update, to [`ordo::Clock::new_time`] of that update's stamp (`migration`), so one
+//! thread's updates are never reordered by a migration.
+//!
+//! Entries within the clock's uncertainty window of each other are ordered by their raw
+//! stamps, not by core id: see [`log`]'s `queue` docs for why the texts' core-id rule
+//! (003 §4.4) would be unsound for updates ordered in real time.
+//!
+//! # Panics in user code
+//!
+//! [`Update::exec`] and the absorption hooks run while a synchronize holds the object
+//! lock. If one panics, the lock is released as the panic unwinds (no deadlock), the
+//! panicking operation is dropped (it may have partly changed the instance, as with a
+//! panic under a mutex; there is no poisoning), and every operation gathered after it is
+//! kept, in order, ahead of anything newer, for the next synchronize. The panic reaches
+//! the caller of [`OpLog::synchronize`], or of the [`OpLog::update`] whose full log
+//! triggered the flush. Updates never run user code except [`Update::absorb_local`].
+//!
+//! # Drop
+//!
+//! Dropping an [`OpLog`] (or calling [`OpLog::into_inner`]) gathers every pending
+//! operation, applies all of them to the instance (continuing past operations that panic,
+//! then resuming the first panic unless the thread is already unwinding), releases the
+//! object's log-cache slots, and only then drops the instance. Nothing logged is silently
+//! lost.
+//!
+//! # Memory bound
+//!
+//! * Per object: the instance plus 24 bytes (domain pointer, id, lock and core mask); a
+//!   [`Counter`] is 32 bytes whatever the number of cores.
+//! * Per domain, fixed: for each core (CPU, or thread in per-thread domains),
+//!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
+//! * Logs: a log holds at most `max_log_len` entries (the update that fills it flushes),
+//!   or four times that while another synchronize is running; a slot keeps its log's
+//!   storage after a synchronize. Logs evicted from the cache wait in the object's backlog;
+//!   an object whose backlog reaches twice the CPU count (at least 8, at most 128) logs is
+//!   synchronized before it takes a slot again, so evictions cannot grow memory without
+//!   bound.
+
+#![warn(missing_docs)]
+
+mod counter;
+mod domain;
+mod lock;
+pub mod log;
+mod migration;
+mod object;
+mod pending;
+pub mod primitive;
+mod registry;
+#[cfg(oplog_rseq)]
+mod rseq;
+mod slot;
+
+pub use counter::Counter;
+pub use domain::{
+    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, SlotMode,
+};
+pub use log::{CounterLog, LogKind, Ordered, Unordered, Update};
+pub use object::{OpLog, Synced};

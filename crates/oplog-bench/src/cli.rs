@@ -1,0 +1,202 @@
+//! The command line: `oplog-bench <EXPERIMENT> [--threads LIST] [--duration-ms N] [--reps N]
+//! [--json] [--out DIR]`, and the validation of every value.
+//!
+//! Usage errors go through clap, which prints the flag, the bad value and the reason, and
+//! exits with status 2.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{CommandFactory, Parser};
+
+use crate::experiments::{ALL, REGISTRY};
+use crate::harness::Settings;
+use crate::output::SinkOptions;
+use crate::pin::Placement;
+
+/// Largest thread count accepted, to catch typos before they spawn a million threads.
+pub const MAX_THREADS: usize = 4096;
+
+/// Parsed command line.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "oplog-bench",
+    version,
+    about = "Runs the OpLog papers' experiments against baselines at 1..N threads",
+    after_help = "Threads are pinned round-robin over the CPUs this process may use."
+)]
+pub struct Cli {
+    /// Experiment to run, or `all` for every one.
+    #[arg(value_name = "EXPERIMENT", value_parser = experiment_names())]
+    pub experiment: String,
+
+    /// Thread counts to measure, comma-separated, e.g. 1,2,4 [default: 1 up to the number of
+    /// available cores].
+    #[arg(long, value_name = "LIST", value_parser = parse_thread_list)]
+    pub threads: Option<ThreadList>,
+
+    /// Wall-clock milliseconds per repetition.
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = parse_at_least_one::<u64>)]
+    pub duration_ms: u64,
+
+    /// Repetitions per point; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = parse_at_least_one::<u32>)]
+    pub reps: u32,
+
+    /// Print one JSON object per measured point on stdout instead of tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write EXPERIMENT.csv and EXPERIMENT.svg into this directory (created if
+    /// missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl Cli {
+    /// The experiment settings: thread counts (default 1..=available cores), duration, reps,
+    /// and threads pinned over the process's affinity mask.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            threads: self.threads.clone().map_or_else(default_threads, |list| list.0),
+            duration: Duration::from_millis(self.duration_ms),
+            reps: self.reps,
+            placement: Placement::from_process(),
+        }
+    }
+
+    /// What the output sink should produce.
+    pub fn sink_options(&self) -> SinkOptions {
+        SinkOptions { json: self.json, out_dir: self.out.clone() }
+    }
+
+    /// Prints a usage error about `flag`'s `value` (clap's format) and exits with status 2.
+    pub fn exit_invalid(flag: &str, value: &str, reason: &str) -> ! {
+        Cli::command()
+            .error(clap::error::ErrorKind::ValueValidation, format!("invalid value '{value}' for '{flag}': {reason}"))
+            .exit()
+    }
+}
+
+/// `1..=n` where `n` is `std::thread::available_parallelism` (1 if unknown).
+pub fn default_threads() -> Vec<usize> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (1..=n).collect()
+}
+
+/// A validated `--threads` value: ascending, deduplicated, each in `1..=MAX_THREADS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadList(pub Vec<usize>);
+
+/// Parses `--threads`: comma-separated positive integers (spaces around items allowed);
+/// duplicates are merged and the result sorted.
+pub fn parse_thread_list(text: &str) -> Result<ThreadList, String> {
+    const EXPECTED: &str = "expected comma-separated positive integers like 1,2,4";
+    if text.trim().is_empty() {
+        return Err(format!("the list is empty; {EXPECTED}"));
+    }
+    let mut threads = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(format!("empty item in '{text}'; {EXPECTED}"));
+        }
+        let n: usize = item.parse().map_err(|_| format!("'{item}' is not a positive integer; {EXPECTED}"))?;
+        if n == 0 {
+            return Err(format!("thread count must be at least 1, got '{item}'"));
+        }
+        if n > MAX_THREADS {
+            return Err(format!("thread count {n} is above the limit of {MAX_THREADS}"));
+        }
+        threads.push(n);
+    }
+    threads.sort_unstable();
+    threads.dedup();
+    Ok(ThreadList(threads))
+}
+
+/// Parses an integer flag that must be at least 1.
+pub fn parse_at_least_one<T>(text: &str) -> Result<T, String>
+where
+    T: FromStr + PartialOrd + From<u8>,
+{
+    let value: T = text.trim().parse().map_err(|_| format!("'{text}' is not a positive integer"))?;
+    if value < T::from(1) {
+        return Err(format!("must be at least 1, got '{text}'"));
+    }
+    Ok(value)
+}
+
+/// The accepted experiment names: every registered experiment, with its description, and
+/// `all`.
+fn experiment_names() -> PossibleValuesParser {
+    let names = REGISTRY
+        .iter()
+        .map(|e| PossibleValue::new(e.name()).help(e.description()))
+        .chain([PossibleValue::new(ALL).help("every experiment above, in order")]);
+    PossibleValuesParser::new(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists_that_parse() {
+        assert_eq!(parse_thread_list("1,2,4").unwrap().0, [1, 2, 4]);
+        assert_eq!(parse_thread_list("4,1,2,1").unwrap().0, [1, 2, 4]);
+        assert_eq!(parse_thread_list(" 2 , 3 ").unwrap().0, [2, 3]);
+        assert_eq!(parse_thread_list("7").unwrap().0, [7]);
+    }
+
+    #[test]
+    fn thread_lists_that_fail_say_why() {
+        let err = |s| parse_thread_list(s).unwrap_err();
+        assert_eq!(err("0"), "thread count must be at least 1, got '0'");
+        assert_eq!(err("a"), "'a' is not a positive integer; expected comma-separated positive integers like 1,2,4");
+        assert!(err("-1").starts_with("'-1' is not a positive integer"));
+        assert!(err("1.5").starts_with("'1.5' is not a positive integer"));
+        assert_eq!(err(""), "the list is empty; expected comma-separated positive integers like 1,2,4");
+        assert!(err("1,,2").starts_with("empty item in '1,,2'"));
+        assert!(err("1,").starts_with("empty item in '1,'"));
+        assert_eq!(err("5000"), "thread count 5000 is above the limit of 4096");
+    }
+
+    #[test]
+    fn at_least_one() {
+        assert_eq!(parse_at_least_one::<u64>("200"), Ok(200));
+        assert_eq!(parse_at_least_one::<u64>("0"), Err("must be at least 1, got '0'".to_owned()));
+        assert_eq!(parse_at_least_one::<u32>("x"), Err("'x' is not a positive integer".to_owned()));
+        assert!(parse_at_least_one::<u32>("-3").is_err());
+    }
+
+    #[test]
+    fn defaults_and_errors_through_clap() {
+        let cli = Cli::try_parse_from(["oplog-bench", "counter"]).unwrap();
+        assert_eq!((cli.duration_ms, cli.reps, cli.json), (200, 3, false));
+        let settings = cli.settings();
+        assert_eq!(settings.threads, default_threads());
+        assert_eq!(settings.threads[0], 1);
+
+        let cli = Cli::try_parse_from(["oplog-bench", "all", "--threads", "2,1"]).unwrap();
+        assert_eq!(cli.settings().threads, [1, 2]);
+
+        for (args, needle) in [
+            (&["counter", "--threads", "0"][..], "'--threads <LIST>'"),
+            (&["counter", "--duration-ms", "0"], "'--duration-ms <MS>'"),
+            (&["counter", "--reps", "0"], "'--reps <N>'"),
+            (&["nope"], "'nope'"),
+        ] {
+            let e = Cli::try_parse_from(std::iter::once("oplog-bench").chain(args.iter().copied())).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

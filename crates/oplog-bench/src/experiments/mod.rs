@@ -1,0 +1,136 @@
+//! The experiments `oplog-bench` can run, and the registry that lists them.
+//!
+//! An experiment is a type implementing [`Experiment`]: it knows its name, what it measures,
+//! what its x axis is, and how to run its points through the [`harness`](crate::harness) and
+//! push one [`Record`] per point into the [`Sink`].
+//!
+//! Adding one = a new module here plus one line in [`REGISTRY`]; the command line, `all`, the
+//! progress bar, the table, the JSON lines, the CSV and the SVG all follow from the registry.
+
+use std::io;
+
+use crate::harness::Settings;
+use crate::output::{Record, Sink};
+
+pub mod clock;
+pub mod counter;
+
+/// Every experiment, in the order `all` runs them. Names must be unique and must not be
+/// [`ALL`].
+pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+
+/// The pseudo-experiment name that runs every entry of [`REGISTRY`].
+pub const ALL: &str = "all";
+
+/// One of the papers' experiments.
+pub trait Experiment: Sync {
+    /// Stable id: the command-line name and the `experiment` field of its records.
+    fn name(&self) -> &'static str;
+
+    /// One line: what is measured, and which text it comes from.
+    fn description(&self) -> &'static str;
+
+    /// What the plot's x axis and the table's columns are.
+    fn x_axis(&self) -> XAxis {
+        XAxis::Threads
+    }
+
+    /// Which ratio columns the terminal table adds.
+    fn ratios(&self) -> Ratios {
+        Ratios::NONE
+    }
+
+    /// How many records [`Experiment::run`] will push with these settings (the progress
+    /// bar's total).
+    fn points(&self, settings: &Settings) -> u64;
+
+    /// Measures every point and pushes one record per point into `sink`.
+    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()>;
+}
+
+/// The x axis of an experiment's plot and the columns of its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XAxis {
+    /// The number of threads (`threads` field of each record).
+    Threads,
+    /// A swept parameter, stored in each record's `extra` under `key` as a number.
+    Param {
+        /// The field name in [`Record::extra`].
+        key: &'static str,
+        /// Axis label, e.g. "updates (% of operations)".
+        label: &'static str,
+    },
+}
+
+impl XAxis {
+    /// The axis label for plots.
+    pub fn label(&self) -> &'static str {
+        match self {
+            XAxis::Threads => "threads",
+            XAxis::Param { label, .. } => label,
+        }
+    }
+
+    /// The record's position on this axis, or `None` if the record lacks a numeric value.
+    pub fn value(&self, record: &Record) -> Option<f64> {
+        match self {
+            XAxis::Threads => Some(record.threads as f64),
+            XAxis::Param { key, .. } => record.extra.get(*key).and_then(|v| v.as_f64()),
+        }
+    }
+
+    /// Column heading for position `x` in the terminal table: `4T`, or `update_pct=10`.
+    pub fn heading(&self, x: f64) -> String {
+        match self {
+            XAxis::Threads => format!("{x}T"),
+            XAxis::Param { key, .. } => format!("{key}={x}"),
+        }
+    }
+}
+
+/// Ratio columns of the terminal table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ratios {
+    /// Add one column per x after the first: value at x / value at the first x (`2T/1T`).
+    pub scaling: bool,
+    /// Add a column: each row's value at the last x / this implementation's value there.
+    pub versus: Option<&'static str>,
+}
+
+impl Ratios {
+    /// No ratio columns.
+    pub const NONE: Ratios = Ratios { scaling: false, versus: None };
+}
+
+/// The experiment registered under `name`, if any (not [`ALL`]).
+pub fn by_name(name: &str) -> Option<&'static dyn Experiment> {
+    REGISTRY.iter().copied().find(|e| e.name() == name)
+}
+
+/// The experiments a command-line name stands for: [`ALL`] is every one, in registry order.
+pub fn select(name: &str) -> Vec<&'static dyn Experiment> {
+    if name == ALL { REGISTRY.to_vec() } else { by_name(name).into_iter().collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn registry_names_are_unique_and_not_all() {
+        let names: HashSet<_> = REGISTRY.iter().map(|e| e.name()).collect();
+        assert_eq!(names.len(), REGISTRY.len());
+        assert!(!names.contains(ALL));
+        for e in REGISTRY {
+            assert!(!e.description().is_empty(), "{} has no description", e.name());
+        }
+    }
+
+    #[test]
+    fn select_all_and_one() {
+        assert_eq!(select(ALL).len(), REGISTRY.len());
+        assert_eq!(select("counter").len(), 1);
+        assert!(select("nope").is_empty());
+    }
+}

@@ -1,0 +1,369 @@
+//! The throughput runner every experiment uses.
+//!
+//! One measured point is "T threads hammer fresh shared state for a fixed wall-clock time".
+//! For each repetition the runner:
+//!
+//! 1. builds the shared state with the experiment's factory (untimed);
+//! 2. spawns T threads, each pinned by the [`Placement`] (thread `i` on `allowed[i % n]`);
+//! 3. opens a start gate once all T are ready, so they begin together;
+//! 4. sleeps for the duration, then raises the [`Stop`] flag;
+//! 5. joins the workers; each returns how many operations it completed and when it stopped;
+//! 6. computes `ops / (last stop − start)`, runs the experiment's check on the state, and drops
+//!    the state (untimed).
+//!
+//! The point's result is the median over repetitions, with min and max kept ([`Throughput`]).
+//! Workers poll the stop flag once per batch of operations ([`Stop::run_batched`]), so the
+//! flag's cache line is read rarely and never written during the run.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+
+use crate::pin::Placement;
+
+/// What every experiment is asked to do: thread counts, duration, repetitions, placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// Thread counts to measure, sorted ascending, without duplicates, each ≥ 1.
+    pub threads: Vec<usize>,
+    /// Wall-clock time of one repetition.
+    pub duration: Duration,
+    /// Repetitions per point; the reported value is their median.
+    pub reps: u32,
+    /// Where worker threads run.
+    pub placement: Placement,
+}
+
+impl Settings {
+    /// The runner for one point of this configuration at `threads` threads.
+    pub fn at(&self, threads: usize) -> Run<'_> {
+        Run { threads, duration: self.duration, reps: self.reps, placement: &self.placement }
+    }
+}
+
+/// The stop flag shared by the workers of one repetition.
+#[derive(Debug, Default)]
+pub struct Stop {
+    /// Padded so that the polled flag never shares a line with data under test.
+    flag: CachePadded<AtomicBool>,
+}
+
+impl Stop {
+    /// A flag that is not yet raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the run is over.
+    #[inline]
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Ends the run: workers return at their next check.
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Calls `op` in batches of `batch` (at least 1) until the flag is raised, checking it only
+    /// between batches. Returns how many times `op` ran.
+    #[inline]
+    pub fn run_batched(&self, batch: u64, mut op: impl FnMut()) -> u64 {
+        let batch = batch.max(1);
+        let mut ops = 0;
+        while !self.is_stopped() {
+            for _ in 0..batch {
+                op();
+            }
+            ops += batch;
+        }
+        ops
+    }
+}
+
+/// Throughput of one point over its repetitions, in operations per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Throughput {
+    /// Median over repetitions (mean of the middle two for an even count).
+    pub median: f64,
+    /// Slowest repetition.
+    pub min: f64,
+    /// Fastest repetition.
+    pub max: f64,
+    /// Each repetition's ops/s, in the order run.
+    pub samples: Vec<f64>,
+}
+
+impl Throughput {
+    /// Summarises per-repetition rates. Panics if `samples` is empty.
+    pub fn from_samples(samples: Vec<f64>) -> Self {
+        assert!(!samples.is_empty(), "a throughput needs at least one sample");
+        let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Self { median: median(&samples), min, max, samples }
+    }
+}
+
+/// The median of `values`: the middle one, or the mean of the middle two for an even count.
+/// Panics if `values` is empty.
+pub fn median(values: &[f64]) -> f64 {
+    assert!(!values.is_empty(), "median of no values");
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 }
+}
+
+/// The outcome of one repetition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RepResult {
+    /// Operations completed by all workers together.
+    pub ops: u64,
+    /// From the opening of the start gate to the last worker's return.
+    pub elapsed: Duration,
+}
+
+impl RepResult {
+    /// Operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
+    }
+}
+
+/// Runner for one point: a thread count with the settings' duration, reps and placement.
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'a> {
+    /// Number of worker threads.
+    pub threads: usize,
+    /// Wall-clock time of one repetition.
+    pub duration: Duration,
+    /// Number of repetitions.
+    pub reps: u32,
+    /// Where the workers run.
+    pub placement: &'a Placement,
+}
+
+impl Run<'_> {
+    /// Measures throughput: for each repetition, `make` builds fresh shared state and every
+    /// thread runs `worker(&state, thread_index, &stop)`, which returns its operation count.
+    pub fn throughput<S, M, W>(&self, make: M, worker: W) -> Throughput
+    where
+        S: Sync,
+        M: FnMut() -> S,
+        W: Fn(&S, usize, &Stop) -> u64 + Sync,
+    {
+        self.throughput_checked(make, worker, |_, _| {})
+    }
+
+    /// Like [`Run::throughput`], and after each repetition calls `check(&state, total_ops)`
+    /// before the state is dropped (untimed), e.g. to verify that no update was lost. The
+    /// check reports a violation by panicking.
+    pub fn throughput_checked<S, M, W, C>(&self, mut make: M, worker: W, mut check: C) -> Throughput
+    where
+        S: Sync,
+        M: FnMut() -> S,
+        W: Fn(&S, usize, &Stop) -> u64 + Sync,
+        C: FnMut(&S, u64),
+    {
+        let samples = (0..self.reps.max(1))
+            .map(|_| {
+                let shared = make();
+                let rep = self.run_once(&shared, &worker);
+                check(&shared, rep.ops);
+                drop(shared);
+                rep.ops_per_sec()
+            })
+            .collect();
+        Throughput::from_samples(samples)
+    }
+
+    /// Runs one timed repetition of `worker` on `threads` pinned threads over `shared`.
+    ///
+    /// Panics if a thread cannot be spawned (after stopping the ones already running) and
+    /// re-raises a worker's panic.
+    pub fn run_once<S, W>(&self, shared: &S, worker: &W) -> RepResult
+    where
+        S: Sync,
+        W: Fn(&S, usize, &Stop) -> u64 + Sync,
+    {
+        assert!(self.threads >= 1, "a run needs at least one thread");
+        let stop = Stop::new();
+        let gate = StartGate::default();
+        thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(self.threads);
+            let mut spawn_error = None;
+            for index in 0..self.threads {
+                let (stop, gate, placement) = (&stop, &gate, self.placement);
+                let spawned = thread::Builder::new().name(format!("bench-{index}")).spawn_scoped(scope, move || {
+                    placement.pin_current(index);
+                    gate.arrive_and_wait();
+                    let ops = worker(shared, index, stop);
+                    (ops, Instant::now())
+                });
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(e) => {
+                        spawn_error = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = spawn_error {
+                // Let the threads that did start finish at once, then report.
+                stop.stop();
+                gate.open();
+                for handle in handles {
+                    let _ = handle.join();
+                }
+                panic!("cannot spawn benchmark thread {} of {}: {e}", gate.arrived(), self.threads);
+            }
+
+            gate.wait_for(self.threads);
+            let start = Instant::now();
+            gate.open();
+            thread::sleep(self.duration);
+            stop.stop();
+
+            let mut ops = 0u64;
+            let mut end = start;
+            for handle in handles {
+                match handle.join() {
+                    Ok((n, finished)) => {
+                        ops += n;
+                        end = end.max(finished);
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            RepResult { ops, elapsed: end - start }
+        })
+    }
+}
+
+/// Releases all workers at once, after every one of them is pinned and ready.
+#[derive(Debug, Default)]
+struct StartGate {
+    arrived: CachePadded<AtomicUsize>,
+    open: CachePadded<AtomicBool>,
+}
+
+impl StartGate {
+    /// Worker side: announce readiness, then wait until the gate opens.
+    fn arrive_and_wait(&self) {
+        self.arrived.fetch_add(1, Ordering::AcqRel);
+        while !self.open.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+    }
+
+    /// Main side: wait until `n` workers have arrived.
+    fn wait_for(&self, n: usize) {
+        while self.arrived.load(Ordering::Acquire) < n {
+            thread::yield_now();
+        }
+    }
+
+    fn arrived(&self) -> usize {
+        self.arrived.load(Ordering::Acquire)
+    }
+
+    fn open(&self) {
+        self.open.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn median_odd_even_and_unsorted() {
+        assert_eq!(median(&[5.0]), 5.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[10.0, 10.0, 1.0]), 10.0);
+    }
+
+    #[test]
+    #[should_panic(expected = "median of no values")]
+    fn median_of_nothing_panics() {
+        median(&[]);
+    }
+
+    #[test]
+    fn throughput_keeps_min_max_and_samples() {
+        let t = Throughput::from_samples(vec![3.0, 9.0, 1.0]);
+        assert_eq!((t.median, t.min, t.max), (3.0, 1.0, 9.0));
+        assert_eq!(t.samples, vec![3.0, 9.0, 1.0]);
+    }
+
+    #[test]
+    fn run_batched_counts_whole_batches() {
+        let stop = Stop::new();
+        let mut calls = 0u64;
+        let ops = stop.run_batched(8, || {
+            calls += 1;
+            if calls == 20 {
+                stop.stop();
+            }
+        });
+        // Stopped during the third batch; the batch completes.
+        assert_eq!(ops, 24);
+        assert_eq!(calls, 24);
+
+        let stop = Stop::new();
+        let ops = stop.run_batched(0, || stop.stop());
+        assert_eq!(ops, 1, "a batch of 0 is treated as 1");
+    }
+
+    #[test]
+    fn runner_counts_every_op_and_checks_each_rep() {
+        let placement = Placement::unpinned();
+        let run = Run { threads: 3, duration: Duration::from_millis(10), reps: 3, placement: &placement };
+        let mut made = 0;
+        let mut checked = 0;
+        let t = run.throughput_checked(
+            || {
+                made += 1;
+                AtomicU64::new(0)
+            },
+            |counter, _, stop| {
+                stop.run_batched(16, || {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                })
+            },
+            |counter, ops| {
+                checked += 1;
+                assert!(ops > 0);
+                assert_eq!(counter.load(Ordering::Relaxed), ops);
+            },
+        );
+        assert_eq!((made, checked), (3, 3));
+        assert_eq!(t.samples.len(), 3);
+        assert!(t.min > 0.0 && t.min <= t.median && t.median <= t.max);
+    }
+
+    #[test]
+    fn every_thread_index_runs_once() {
+        let placement = Placement::from_process();
+        let run = Run { threads: 4, duration: Duration::from_millis(1), reps: 1, placement: &placement };
+        let seen: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
+        let rep = run.run_once(&seen, &|seen: &Vec<AtomicU64>, i, _: &Stop| {
+            seen[i].fetch_add(1, Ordering::Relaxed);
+            1
+        });
+        assert_eq!(rep.ops, 4);
+        assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "worker failed")]
+    fn worker_panic_propagates() {
+        let placement = Placement::unpinned();
+        let run = Run { threads: 2, duration: Duration::from_millis(1), reps: 1, placement: &placement };
+        run.throughput(|| (), |_, _, _| panic!("worker failed"));
+    }
+}

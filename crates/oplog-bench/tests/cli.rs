@@ -1,0 +1,163 @@
+//! End-to-end tests of the `oplog-bench` binary: a short real run, and usage errors.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oplog-bench")).args(args).output().expect("run oplog-bench")
+}
+
+/// A fresh directory under the system temp dir, unique to this test and process.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("oplog-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The `counter` experiment's implementation ids (stable: scripts read them).
+const COUNTER_IMPLS: [&str; 5] = ["oplog-percpu", "oplog-perthread", "atomic", "mutex", "percore-atomic"];
+
+#[test]
+fn counter_json_run_writes_lines_csv_and_svg() {
+    let dir = scratch_dir("counter");
+    // Not created beforehand: --out must create it.
+    let out_dir = dir.join("results");
+    let out = bench(&[
+        "counter",
+        "--threads",
+        "1,2",
+        "--duration-ms",
+        "20",
+        "--reps",
+        "1",
+        "--json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "status {:?}\n{stderr}", out.status);
+
+    let mut seen = HashSet::new();
+    for line in stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        assert_eq!(v["experiment"], "counter", "{line}");
+        assert_eq!(v["reps"], 1, "{line}");
+        assert_eq!(v["duration_ms"], 20, "{line}");
+        let ops = v["ops_per_sec"].as_f64().expect("ops_per_sec is a number");
+        assert!(ops > 0.0, "{line}");
+        let impl_id = v["impl"].as_str().expect("impl is a string").to_owned();
+        let threads = v["threads"].as_u64().expect("threads is an integer");
+        assert!(seen.insert((impl_id, threads)), "duplicate point: {line}");
+    }
+    let expected: HashSet<(String, u64)> =
+        COUNTER_IMPLS.iter().flat_map(|id| [1, 2].map(|t| (id.to_string(), t))).collect();
+    assert_eq!(seen, expected, "stdout:\n{stdout}");
+
+    let csv = std::fs::read_to_string(out_dir.join("counter.csv")).expect("counter.csv");
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("experiment,impl,threads,ops_per_sec,"));
+    assert_eq!(lines.count(), expected.len());
+
+    let svg = std::fs::read_to_string(out_dir.join("counter.svg")).expect("counter.svg");
+    assert!(svg.starts_with("<svg"));
+    for id in COUNTER_IMPLS {
+        assert!(svg.contains(id), "legend lacks {id}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn table_output_without_json() {
+    let out = bench(&["counter", "--threads", "2", "--duration-ms", "5", "--reps", "1"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let header =
+        stdout.lines().find(|l| l.starts_with("impl")).unwrap_or_else(|| panic!("no table header in:\n{stdout}"));
+    assert!(header.contains("2T") && header.contains("vs atomic"), "{header}");
+    for id in ["atomic", "mutex", "percore-atomic"] {
+        assert!(stdout.lines().any(|l| l.starts_with(id)), "no row {id}:\n{stdout}");
+    }
+}
+
+#[test]
+fn bad_values_exit_2_naming_flag_and_value() {
+    for (args, flag, value) in [
+        (&["counter", "--threads", "0"][..], "--threads", "0"),
+        (&["counter", "--threads", "a"], "--threads", "a"),
+        (&["counter", "--threads", "1,,2"], "--threads", "1,,2"),
+        (&["counter", "--duration-ms", "0"], "--duration-ms", "0"),
+        (&["counter", "--reps", "0"], "--reps", "0"),
+        (&["no-such-experiment"], "EXPERIMENT", "no-such-experiment"),
+        (&["counter", "--bogus"], "--bogus", "--bogus"),
+    ] {
+        let out = bench(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: no {flag} in {stderr}");
+        assert!(stderr.contains(&format!("'{value}'")), "{args:?}: no '{value}' in {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
+    }
+}
+
+#[test]
+fn uncreatable_out_dir_exits_2() {
+    let dir = scratch_dir("not-a-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("file");
+    std::fs::write(&file, "x").unwrap();
+    let target = file.join("sub");
+    let out =
+        bench(&["counter", "--threads", "1", "--duration-ms", "1", "--reps", "1", "--out", target.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--out") && stderr.contains("cannot create"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn clock_json_run_has_records_and_the_calibration_annexes() {
+    let dir = scratch_dir("clock");
+    let out = bench(&[
+        "clock",
+        "--threads",
+        "1",
+        "--duration-ms",
+        "10",
+        "--reps",
+        "1",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let impls: Vec<&str> = lines.iter().filter_map(|v| v["impl"].as_str()).collect();
+    assert_eq!(impls, ["get_time", "new_time", "logical"]);
+    let calibration: Vec<&Value> = lines.iter().filter(|v| v["annex"] == "calibration").collect();
+    assert_eq!(calibration.len(), 1);
+    assert!(calibration[0]["boundary_ticks"].as_u64().is_some());
+    if calibration[0]["source"] != "monotonic" {
+        let rows = lines.iter().filter(|v| v["annex"] == "offsets").count();
+        assert_eq!(rows, ordo::cpu::allowed().len(), "one offsets row per CPU");
+        assert!(dir.join("clock-offsets.csv").exists());
+    }
+    assert!(dir.join("clock.csv").exists() && dir.join("clock-calibration.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_malformed_ordo_variable_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_oplog-bench"))
+        .args(["clock", "--threads", "1", "--duration-ms", "1", "--reps", "1"])
+        .env("ORDO_BOUNDARY", "soon")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ORDO_BOUNDARY=\"soon\" is not valid"), "{stderr}");
+}

@@ -1,0 +1,462 @@
+//! Domains: a family of OpLog objects sharing per-core log caches and a configuration.
+//!
+//! 001 ch. 7 keeps one log cache per type ("one for objects of type rmap"); a [`Domain`]
+//! is that unit. All objects of a domain share, on each core, one direct-mapped table of
+//! log slots, the table of pending (evicted) logs, the clock, and the limits below.
+
+use crate::lock::Held;
+use crate::log::LogKind;
+use crate::pending::Pending;
+use crate::primitive::{Mutex, barrier, current_cpu};
+use crate::slot::{CoreCache, Slot};
+use ordo::Clock;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::sync::{Arc, OnceLock};
+
+/// Where an update's log lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotMode {
+    /// One log cache per CPU, chosen by the CPU the updating thread runs on, each slot
+    /// guarded by its own (normally uncontended) lock, so a thread that migrates in the
+    /// middle of an update stays correct. The default; the texts' design. On x86-64 Linux
+    /// the lock is entered with a restartable sequence, without an atomic instruction
+    /// (`rseq` module; [`Config::rseq`] turns it off).
+    PerCpu,
+    /// One log cache per thread, written by that thread alone without any atomic
+    /// read-modify-write or fence: the fastest updates, for threads that are pinned or
+    /// where CPU ids are unavailable. Synchronize pays a process-wide barrier
+    /// (`membarrier`) instead. Where `membarrier` is unavailable, the slots are locked
+    /// like per-CPU ones ([`Domain::owner_fast_path`] says which).
+    PerThread,
+}
+
+/// Default log-length limit: 001 ch. 7 ("a maximum length of 128 entries").
+pub const DEFAULT_MAX_LOG_LEN: usize = 128;
+/// Default number of slots in each core's log cache.
+pub const DEFAULT_CACHE_SLOTS: usize = 256;
+/// Default number of threads a per-thread domain gives their own cache at once.
+pub const DEFAULT_MAX_THREADS: usize = 1024;
+
+const MAX_CACHE_SLOTS: usize = 1 << 20;
+const MAX_CORES: usize = 1 << 16;
+
+/// Settings for a [`Domain`]; build with [`Config::per_cpu`] or [`Config::per_thread`]
+/// and the setters, then [`Domain::new`].
+#[derive(Clone)]
+pub struct Config {
+    mode: SlotMode,
+    cache_slots: usize,
+    max_log_len: usize,
+    max_threads: usize,
+    cpus: Option<usize>,
+    clock: Option<Arc<dyn Clock>>,
+    rseq: bool,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("mode", &self.mode)
+            .field("cache_slots", &self.cache_slots)
+            .field("max_log_len", &self.max_log_len)
+            .field("max_threads", &self.max_threads)
+            .field("cpus", &self.cpus)
+            .field("clock", &self.clock.as_ref().map(|c| c.name()))
+            .field("rseq", &self.rseq)
+            .finish()
+    }
+}
+
+impl Config {
+    /// Per-CPU slots (see [`SlotMode::PerCpu`]) with the default limits and clock.
+    pub fn per_cpu() -> Self {
+        Self {
+            mode: SlotMode::PerCpu,
+            cache_slots: DEFAULT_CACHE_SLOTS,
+            max_log_len: DEFAULT_MAX_LOG_LEN,
+            max_threads: DEFAULT_MAX_THREADS,
+            cpus: None,
+            clock: None,
+            rseq: true,
+        }
+    }
+
+    /// Per-thread slots (see [`SlotMode::PerThread`]) with the default limits and clock.
+    pub fn per_thread() -> Self {
+        Self { mode: SlotMode::PerThread, ..Self::per_cpu() }
+    }
+
+    /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default 256).
+    pub fn cache_slots(mut self, n: usize) -> Self {
+        self.cache_slots = n;
+        self
+    }
+
+    /// Entries a core's log may hold before the update that fills it synchronizes the
+    /// object: at least 1 (default 128).
+    pub fn max_log_len(mut self, n: usize) -> Self {
+        self.max_log_len = n;
+        self
+    }
+
+    /// Per-thread domains: how many live threads get a log cache of their own (default
+    /// 1024); further threads share one locked cache. At least 1.
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = n;
+        self
+    }
+
+    /// Per-CPU domains: the number of per-CPU caches (default: the CPUs the OS may
+    /// report). CPU `c` uses cache `c % n`. At least 1.
+    pub fn cpus(mut self, n: usize) -> Self {
+        self.cpus = Some(n);
+        self
+    }
+
+    /// Per-CPU domains: whether to enter slots with a restartable sequence where the
+    /// platform supports it (default true); false keeps the texts' spin lock per slot.
+    pub fn rseq(mut self, on: bool) -> Self {
+        self.rseq = on;
+        self
+    }
+
+    /// The clock that stamps ordered logs (default: the process-wide [`ordo::global`]).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+}
+
+/// Why a [`Config`] was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `cache_slots` is not a power of two in range.
+    CacheSlots(usize),
+    /// `max_log_len` is 0.
+    MaxLogLen(usize),
+    /// `max_threads` is 0 or too large.
+    MaxThreads(usize),
+    /// `cpus` is 0 or too large.
+    Cpus(usize),
+    /// The default clock could not be built (malformed `ORDO_*` environment variable).
+    Clock(ordo::ConfigError),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::CacheSlots(n) => {
+                write!(f, "cache_slots = {n}: a log cache needs a power of two from 1 to {MAX_CACHE_SLOTS} slots")
+            }
+            ConfigError::MaxLogLen(n) => write!(f, "max_log_len = {n}: a log must be allowed at least 1 entry"),
+            ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {MAX_CORES} threads"),
+            ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CORES} per-CPU caches"),
+            ConfigError::Clock(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Source of unique domain ids. Process-wide and never part of a modelled interleaving,
+/// so a plain std atomic (see [`primitive`](crate::primitive)).
+static NEXT_DOMAIN_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Free thread indices of a per-thread domain.
+#[derive(Default)]
+struct ThreadIndices {
+    free: Vec<usize>,
+    next: usize,
+}
+
+/// A family of OpLog objects sharing per-core log caches (see the module docs).
+pub struct Domain<L: LogKind> {
+    pub(crate) id: u64,
+    pub(crate) mode: SlotMode,
+    pub(crate) slot_mask: usize,
+    pub(crate) max_log_len: usize,
+    /// Evicted logs an object may accumulate before installing it again synchronizes it.
+    pub(crate) backlog_limit: usize,
+    /// Whether an ordered update must wait out the clock's window before returning
+    /// (the clock's raw order does not respect communication).
+    pub(crate) commit_wait: bool,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Whether slots are entered through the owner protocol (per-thread slots with
+    /// `membarrier`, per-CPU slots with rseq) and so taken remotely by synchronizers;
+    /// otherwise everyone takes the slot's spin lock.
+    pub(crate) owner_fast: bool,
+    /// Per-CPU domains on the rseq fast path: each CPU's slots.
+    #[cfg(oplog_rseq)]
+    rseq: Option<crate::rseq::Table>,
+    /// Per-CPU domains: one cache per CPU, allocated up front (empty otherwise).
+    cpu_caches: Box<[Box<CoreCache<L>>]>,
+    /// Per-thread domains: index 0 is shared (locked) by threads without a cache of their
+    /// own; indices from 1 are handed to threads and allocated on first use (empty
+    /// otherwise).
+    thread_caches: Box<[OnceLock<Box<CoreCache<L>>>]>,
+    pub(crate) pending: Pending<L>,
+    threads: Mutex<ThreadIndices>,
+}
+
+impl<L: LogKind> fmt::Debug for Domain<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Domain")
+            .field("id", &self.id)
+            .field("mode", &self.mode)
+            .field("cache_slots", &(self.slot_mask + 1))
+            .field("max_log_len", &self.max_log_len)
+            .field("cores", &self.cores())
+            .field("clock", &self.clock.name())
+            .field("commit_wait", &self.commit_wait)
+            .finish()
+    }
+}
+
+impl<L: LogKind> Domain<L> {
+    /// Builds a domain.
+    ///
+    /// # Errors
+    /// When a limit is out of range, or no clock was given and the process-wide clock's
+    /// configuration is malformed.
+    pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
+        let Config { mode, cache_slots, max_log_len, max_threads, cpus, clock, rseq } = config;
+        if !cache_slots.is_power_of_two() || cache_slots > MAX_CACHE_SLOTS {
+            return Err(ConfigError::CacheSlots(cache_slots));
+        }
+        if max_log_len == 0 {
+            return Err(ConfigError::MaxLogLen(max_log_len));
+        }
+        if max_threads == 0 || max_threads >= MAX_CORES {
+            return Err(ConfigError::MaxThreads(max_threads));
+        }
+        let ncpus = match cpus {
+            Some(n) if n == 0 || n > MAX_CORES => return Err(ConfigError::Cpus(n)),
+            Some(n) => n,
+            None => ordo::cpu::possible(),
+        };
+        let clock: Arc<dyn Clock> = match clock {
+            Some(c) => c,
+            None if L::ORDERED => ordo::try_global().map_err(|e| ConfigError::Clock(e.clone()))?.clone(),
+            // Unordered kinds never read the clock: do not calibrate one for them.
+            None => Arc::new(ordo::Ordo::monotonic()),
+        };
+        let (cpu_caches, thread_caches): (Box<[_]>, Box<[_]>) = match mode {
+            SlotMode::PerCpu => ((0..ncpus).map(|_| Box::new(CoreCache::new(cache_slots))).collect(), Box::default()),
+            SlotMode::PerThread => (Box::default(), (0..=max_threads).map(|_| OnceLock::new()).collect()),
+        };
+        #[cfg(oplog_rseq)]
+        let rseq = if mode == SlotMode::PerCpu && rseq { crate::rseq::Table::new(&cpu_caches) } else { None };
+        #[cfg(oplog_rseq)]
+        let rseq_fast = rseq.is_some();
+        #[cfg(not(oplog_rseq))]
+        let rseq_fast = {
+            let _ = rseq;
+            false
+        };
+        Ok(Arc::new(Domain {
+            id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
+            mode,
+            slot_mask: cache_slots - 1,
+            max_log_len,
+            backlog_limit: 2 * ncpus.clamp(4, 64),
+            commit_wait: L::ORDERED && !clock.raw_order_is_causal(),
+            clock,
+            owner_fast: rseq_fast || (mode == SlotMode::PerThread && barrier::init()),
+            #[cfg(oplog_rseq)]
+            rseq,
+            cpu_caches,
+            thread_caches,
+            pending: Pending::new(4 * ncpus.clamp(4, 1024)),
+            threads: Mutex::new(ThreadIndices { free: Vec::new(), next: 1 }, "Domain.threads"),
+        }))
+    }
+
+    /// The process-wide per-CPU domain for log kind `L`, built on first use with
+    /// [`Config::per_cpu`].
+    ///
+    /// # Panics
+    /// When the process-wide clock's configuration is malformed (see
+    /// [`ordo::try_global`]); [`Domain::new`] reports that as an error instead.
+    pub fn global() -> Arc<Self> {
+        static DOMAINS: OnceLock<std::sync::Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>> = OnceLock::new();
+        let mut map = DOMAINS.get_or_init(Default::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let any = map
+            .entry(TypeId::of::<L>())
+            .or_insert_with(|| {
+                Domain::<L>::new(Config::per_cpu()).unwrap_or_else(|e| panic!("{e}")) as Arc<dyn Any + Send + Sync>
+            })
+            .clone();
+        any.downcast::<Self>().expect("the global domain map is keyed by log kind")
+    }
+
+    /// Where updates are logged.
+    pub fn mode(&self) -> SlotMode {
+        self.mode
+    }
+
+    /// The clock stamping ordered logs.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Whether ordered updates wait out the clock's uncertainty window before returning
+    /// (see the crate docs, "What a read observes").
+    pub fn commit_wait(&self) -> bool {
+        self.commit_wait
+    }
+
+    /// Slots per core log cache.
+    pub fn cache_slots(&self) -> usize {
+        self.slot_mask + 1
+    }
+
+    /// The log-length limit.
+    pub fn max_log_len(&self) -> usize {
+        self.max_log_len
+    }
+
+    /// Number of core indices (per-CPU caches, or per-thread indices plus the shared one).
+    pub fn cores(&self) -> usize {
+        match self.mode {
+            SlotMode::PerCpu => self.cpu_caches.len(),
+            SlotMode::PerThread => self.thread_caches.len(),
+        }
+    }
+
+    /// Whether updates enter their slot without any atomic read-modify-write: per-thread
+    /// domains where `membarrier` exists, per-CPU domains on the rseq path.
+    pub fn owner_fast_path(&self) -> bool {
+        self.owner_fast
+    }
+
+    /// Bytes held by the log caches allocated so far: the domain's fixed cost, which does
+    /// not grow with the number of objects (logs' heap storage not included).
+    pub fn cache_footprint(&self) -> usize {
+        let cpus = self.cpu_caches.iter().map(|c| c.footprint() + std::mem::size_of::<Box<CoreCache<L>>>());
+        let threads =
+            self.thread_caches.iter().map(|c| c.get().map_or(0, |c| c.footprint()) + std::mem::size_of_val(c));
+        cpus.chain(threads).sum()
+    }
+
+    /// Number of objects with logs or operations waiting outside the log cache.
+    pub fn pending_objects(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Number of logs evicted from the log caches and not yet applied, over all objects.
+    pub fn pending_logs(&self) -> usize {
+        self.pending.evicted_logs()
+    }
+
+    /// Evicted logs one object may accumulate before it is synchronized on its next
+    /// log-cache miss (see the crate docs, "Memory bound").
+    pub fn backlog_limit(&self) -> usize {
+        self.backlog_limit
+    }
+
+    /// The cache of core `index`, if allocated.
+    pub(crate) fn core(&self, index: usize) -> Option<&CoreCache<L>> {
+        match self.mode {
+            SlotMode::PerCpu => self.cpu_caches.get(index).map(|b| &**b),
+            SlotMode::PerThread => self.thread_caches.get(index).and_then(|c| c.get()).map(|b| &**b),
+        }
+    }
+
+    /// Enters the slot at `index` of the calling CPU's cache in a per-CPU domain: returns
+    /// the core, the slot, and how its lock is held.
+    #[inline(always)]
+    pub(crate) fn enter_cpu_slot(&self, index: usize) -> (usize, &Slot<L>, Held) {
+        #[cfg(oplog_rseq)]
+        if let Some(table) = &self.rseq {
+            return table.enter(index, |cpu| {
+                let (core, cache) = self.cpu_cache(cpu);
+                (core, cache.slot(index))
+            });
+        }
+        let (core, cache) = self.cpu_cache(current_cpu());
+        let slot = cache.slot(index);
+        (core, slot, slot.lock.lock_shared())
+    }
+
+    /// The cache of CPU `cpu` in a per-CPU domain, folding CPU ids beyond the table (hot
+    /// plug) onto it.
+    #[inline(always)]
+    pub(crate) fn cpu_cache(&self, cpu: usize) -> (usize, &CoreCache<L>) {
+        let n = self.cpu_caches.len();
+        let core = if cpu < n { cpu } else { cpu % n };
+        // SAFETY: core < n = cpu_caches.len() (n > 0: per-CPU domains have a cache per CPU).
+        (core, unsafe { self.cpu_caches.get_unchecked(core) })
+    }
+
+    /// The cache of thread index `index` in a per-thread domain, allocating it.
+    pub(crate) fn thread_cache(&self, index: usize) -> &CoreCache<L> {
+        self.thread_caches[index].get_or_init(|| Box::new(CoreCache::new(self.slot_mask + 1)))
+    }
+
+    /// Hands out a thread index of a per-thread domain, or `None` if all are in use.
+    pub(crate) fn acquire_thread_index(&self) -> Option<usize> {
+        let mut t = self.threads.lock();
+        if let Some(i) = t.free.pop() {
+            return Some(i);
+        }
+        if t.next < self.thread_caches.len() {
+            t.next += 1;
+            return Some(t.next - 1);
+        }
+        None
+    }
+
+    /// Returns a thread index (its cache and any logs in it stay for the next thread).
+    pub(crate) fn release_thread_index(&self, index: usize) {
+        self.threads.lock().free.push(index);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::log::CounterLog;
+
+    #[test]
+    fn bad_limits_are_rejected_with_a_clear_message() {
+        let err = Domain::<CounterLog>::new(Config::per_cpu().cache_slots(100)).unwrap_err();
+        assert_eq!(err, ConfigError::CacheSlots(100));
+        assert!(err.to_string().contains("power of two"), "{err}");
+        assert_eq!(
+            Domain::<CounterLog>::new(Config::per_cpu().cache_slots(0)).unwrap_err(),
+            ConfigError::CacheSlots(0)
+        );
+        let err = Domain::<CounterLog>::new(Config::per_cpu().max_log_len(0)).unwrap_err();
+        assert!(err.to_string().starts_with("max_log_len = 0"), "{err}");
+        assert_eq!(
+            Domain::<CounterLog>::new(Config::per_thread().max_threads(0)).unwrap_err(),
+            ConfigError::MaxThreads(0)
+        );
+        assert_eq!(Domain::<CounterLog>::new(Config::per_cpu().cpus(0)).unwrap_err(), ConfigError::Cpus(0));
+    }
+
+    #[test]
+    fn a_domain_reports_its_configuration() {
+        let d = Domain::<CounterLog>::new(Config::per_cpu().cache_slots(8).max_log_len(4).cpus(3)).unwrap();
+        assert_eq!((d.mode(), d.cache_slots(), d.max_log_len(), d.cores()), (SlotMode::PerCpu, 8, 4, 3));
+        assert!(d.cache_footprint() >= 3 * 8 * 64);
+        assert!(!d.commit_wait());
+        let t = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
+        assert_eq!(t.cores(), 3);
+        assert_eq!(t.acquire_thread_index(), Some(1));
+        assert_eq!(t.acquire_thread_index(), Some(2));
+        assert_eq!(t.acquire_thread_index(), None);
+        t.release_thread_index(1);
+        assert_eq!(t.acquire_thread_index(), Some(1));
+    }
+
+    #[test]
+    fn the_global_domain_is_one_per_log_kind() {
+        let a = Domain::<CounterLog>::global();
+        let b = Domain::<CounterLog>::global();
+        assert!(Arc::ptr_eq(&a, &b));
+    }
+}

@@ -1,0 +1,226 @@
+//! The two locks of the OpLog mechanics: a spin lock, and the per-slot lock that has a
+//! cheap path for a slot's single owner thread.
+//!
+//! Both are built on [`primitive`](crate::primitive) atomics so that loom checks them.
+
+use crate::primitive::{AtomicBool, Backoff, Ordering, barrier};
+
+/// A test-and-test-and-set spin lock that yields the CPU after spinning a while.
+///
+/// OpLog's locks are held for a handful of instructions (a push, a gather), so spinning is
+/// cheaper than parking; yielding keeps a preempted holder from being starved.
+#[derive(Debug)]
+pub(crate) struct SpinLock {
+    locked: AtomicBool,
+}
+
+impl SpinLock {
+    pub(crate) fn new(label: &'static str) -> Self {
+        Self { locked: AtomicBool::new(false, label) }
+    }
+
+    #[inline]
+    pub(crate) fn lock(&self) {
+        if self.locked.swap(true, Ordering::Acquire) {
+            self.lock_contended();
+        }
+    }
+
+    #[cold]
+    fn lock_contended(&self) {
+        let mut backoff = Backoff::default();
+        loop {
+            while self.locked.load(Ordering::Relaxed) {
+                backoff.snooze();
+            }
+            if !self.locked.swap(true, Ordering::Acquire) {
+                return;
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn unlock(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+}
+
+/// How a [`SlotLock`] was taken, so it is released the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// Through the owner's flag (per-thread slots, and per-CPU slots entered by rseq).
+    Owner,
+    /// Through the spin lock (per-CPU slots without rseq, and owners' slow paths).
+    Shared,
+    /// Through the remote protocol (a thread with no owner path into an owner-protocol
+    /// slot).
+    Remote,
+}
+
+/// The lock of one log slot.
+///
+/// Per-CPU slots are written by whichever thread runs on that CPU, so every access takes
+/// the spin lock (000 §4.1: "OpLog acquires a per-core lock protecting the per-core log;
+/// this lock is not usually contended").
+///
+/// Per-thread slots have one owner thread, which updates them far more often than anyone
+/// else touches them. The owner enters by storing `busy` and then checking `req` after a
+/// [`barrier::light`] (a compiler fence where `membarrier` exists): no atomic
+/// read-modify-write, no fence instruction. A remote thread (a synchronizer, or a thread
+/// dropping an object) takes the spin lock, stores `req`, runs [`barrier::heavy`] (once
+/// for all the slots it takes), and then waits for `busy` to clear. The asymmetric barrier
+/// guarantees that the owner sees `req` or the remote sees `busy`, so they never both
+/// enter. An owner that sees `req` backs off and takes the spin lock like anyone else.
+///
+/// Per-CPU slots on Linux use the same owner protocol, entered through a restartable
+/// sequence (`crate::rseq`), which needs the flags at fixed offsets: hence `repr(C)`.
+#[derive(Debug)]
+#[repr(C)]
+pub(crate) struct SlotLock {
+    lock: SpinLock,
+    pub(crate) busy: AtomicBool,
+    pub(crate) req: AtomicBool,
+}
+
+impl SlotLock {
+    pub(crate) fn new() -> Self {
+        Self {
+            lock: SpinLock::new("Slot.lock"),
+            busy: AtomicBool::new(false, "Slot.busy"),
+            req: AtomicBool::new(false, "Slot.req"),
+        }
+    }
+
+    /// Takes the lock through the spin lock (per-CPU slots).
+    #[inline]
+    pub(crate) fn lock_shared(&self) -> Held {
+        self.lock.lock();
+        Held::Shared
+    }
+
+    /// Takes the lock as the slot's owner thread. Only the one thread that owns this slot
+    /// may call this.
+    #[inline]
+    pub(crate) fn lock_owner(&self) -> Held {
+        self.busy.store(true, Ordering::Relaxed);
+        barrier::light();
+        // Acquire: if a remote just finished, see what it did to the slot.
+        if !self.req.load(Ordering::Acquire) {
+            return Held::Owner;
+        }
+        self.owner_back_off()
+    }
+
+    #[cold]
+    fn owner_back_off(&self) -> Held {
+        self.busy.store(false, Ordering::Release);
+        self.lock_shared()
+    }
+
+    /// Releases the lock taken as `held`.
+    #[inline]
+    pub(crate) fn unlock(&self, held: Held) {
+        match held {
+            Held::Owner => self.busy.store(false, Ordering::Release),
+            Held::Shared => self.lock.unlock(),
+            Held::Remote => self.remote_end(),
+        }
+    }
+
+    /// First half of a remote acquisition of a per-thread slot: excludes other remote
+    /// threads and asks the owner to stay out. Call [`barrier::heavy`] once after the
+    /// first halves of every slot being taken, then [`SlotLock::remote_wait`] on each.
+    pub(crate) fn remote_begin(&self) {
+        self.lock.lock();
+        self.req.store(true, Ordering::Relaxed);
+    }
+
+    /// Second half: waits until the owner is out of its critical section.
+    pub(crate) fn remote_wait(&self) {
+        let mut backoff = Backoff::default();
+        // Acquire: see everything the owner wrote before leaving.
+        while self.busy.load(Ordering::Acquire) {
+            backoff.snooze();
+        }
+    }
+
+    /// Takes the lock remotely in one go (one heavy barrier for this slot alone).
+    pub(crate) fn lock_remote(&self) -> Held {
+        self.remote_begin();
+        barrier::heavy();
+        self.remote_wait();
+        Held::Remote
+    }
+
+    /// Releases a remote acquisition.
+    pub(crate) fn remote_end(&self) {
+        self.req.store(false, Ordering::Release);
+        self.lock.unlock();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::primitive::UnsafeCell;
+
+    struct Shared {
+        lock: SlotLock,
+        value: UnsafeCell<u64>,
+    }
+    // SAFETY: `value` is only accessed with `lock` held.
+    unsafe impl Sync for Shared {}
+
+    #[test]
+    fn owner_and_remote_exclude_each_other() {
+        if !barrier::init() {
+            eprintln!("skipped: no membarrier");
+            return;
+        }
+        let s = Shared { lock: SlotLock::new(), value: UnsafeCell::new(0, "test.value") };
+        const N: u64 = 200_000;
+        let s = &s;
+        std::thread::scope(|sc| {
+            sc.spawn(move || {
+                for _ in 0..N {
+                    let held = s.lock.lock_owner();
+                    // SAFETY: the slot lock is held.
+                    unsafe { *s.value.get_mut().deref() += 1 };
+                    s.lock.unlock(held);
+                }
+            });
+            sc.spawn(move || {
+                for _ in 0..N / 100 {
+                    s.lock.remote_begin();
+                    barrier::heavy();
+                    s.lock.remote_wait();
+                    // SAFETY: the slot lock is held remotely.
+                    unsafe { *s.value.get_mut().deref() += 100 };
+                    s.lock.remote_end();
+                }
+            });
+        });
+        // SAFETY: both threads have joined.
+        assert_eq!(unsafe { *s.value.get().deref() }, 2 * N);
+    }
+
+    #[test]
+    fn shared_lockers_exclude_each_other() {
+        let s = Shared { lock: SlotLock::new(), value: UnsafeCell::new(0, "test.value") };
+        let s = &s;
+        std::thread::scope(|sc| {
+            for _ in 0..3 {
+                sc.spawn(move || {
+                    for _ in 0..100_000 {
+                        let held = s.lock.lock_shared();
+                        // SAFETY: the slot lock is held.
+                        unsafe { *s.value.get_mut().deref() += 1 };
+                        s.lock.unlock(held);
+                    }
+                });
+            }
+        });
+        // SAFETY: all threads have joined.
+        assert_eq!(unsafe { *s.value.get().deref() }, 300_000);
+    }
+}

@@ -1,0 +1,75 @@
+//! The counter log of 000 Figure 8 / 001 Figure 6-3: a per-core "log" that is one integer.
+//!
+//! `push` folds the operation (a signed delta) into the core's value at once; `gather`
+//! adds the core's value to the batch; `apply` adds the batch to the shared value. Order
+//! does not matter, so the clock is never read, and an object that no core has touched
+//! recently costs only its own value (the log cache holds the per-core values).
+
+use super::LogKind;
+
+/// A log kind whose operations are signed deltas folded into one integer per core.
+///
+/// Arithmetic wraps, like the unsigned counters of the texts.
+#[derive(Debug)]
+pub struct CounterLog;
+
+impl LogKind for CounterLog {
+    type State = i64;
+    type Op = i64;
+    type Log = i64;
+    type Batch = i64;
+    const ORDERED: bool = false;
+
+    #[inline(always)]
+    fn push(log: &mut i64, op: i64, _stamp: u64) -> usize {
+        *log = log.wrapping_add(op);
+        0
+    }
+
+    #[inline]
+    fn is_empty(log: &i64) -> bool {
+        *log == 0
+    }
+
+    fn gather(batch: &mut i64, _core: usize, log: &mut i64) {
+        *batch = batch.wrapping_add(std::mem::take(log));
+    }
+
+    fn batch_len(batch: &i64) -> usize {
+        usize::from(*batch != 0)
+    }
+
+    fn apply(state: &mut i64, batch: &mut i64) {
+        *state = state.wrapping_add(std::mem::take(batch));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_folds_and_gather_sums() {
+        let mut a = 0;
+        let mut b = 0;
+        assert_eq!(CounterLog::push(&mut a, 3, 0), 0);
+        CounterLog::push(&mut a, -1, 0);
+        CounterLog::push(&mut b, 5, 0);
+        let mut batch = 0;
+        CounterLog::gather(&mut batch, 0, &mut a);
+        CounterLog::gather(&mut batch, 1, &mut b);
+        assert!(CounterLog::is_empty(&a) && CounterLog::is_empty(&b));
+        assert_eq!(CounterLog::batch_len(&batch), 1);
+        let mut state = 10;
+        CounterLog::apply(&mut state, &mut batch);
+        assert_eq!((state, batch), (17, 0));
+        assert_eq!(CounterLog::batch_len(&batch), 0);
+    }
+
+    #[test]
+    fn arithmetic_wraps() {
+        let mut log = i64::MAX;
+        CounterLog::push(&mut log, 1, 0);
+        assert_eq!(log, i64::MIN);
+    }
+}

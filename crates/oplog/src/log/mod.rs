@@ -1,0 +1,118 @@
+//! Log kinds: what a per-core log holds and how logs are merged and applied (000 §5.2).
+//!
+//! OpLog's mechanics (slots, the log cache, synchronize) are generic over a [`LogKind`],
+//! which decides three things:
+//!
+//! * what one core's log for one object is ([`LogKind::Log`]) and how an operation is
+//!   pushed onto it, including *local absorption* (000 §4.2: a push that cancels or
+//!   combines with an entry already in this core's log);
+//! * how the logs gathered by one synchronize become one sequence ([`LogKind::gather`]
+//!   into a [`LogKind::Batch`]), including *global absorption* during synchronize (000
+//!   §5.2 `try_absorb`);
+//! * how that sequence is applied to the one internal instance ([`LogKind::apply`]).
+//!
+//! Three kinds come with the crate:
+//!
+//! | kind | log | merge | reads the clock |
+//! |---|---|---|---|
+//! | [`Ordered`] | queue of timestamped operations | by timestamp, ties by core id | yes |
+//! | [`Unordered`] | queue of operations that commute | concatenation | no |
+//! | [`CounterLog`] | one folded integer (000 Figure 8) | sum | no |
+//!
+//! Users add their own by implementing [`LogKind`]; most users only implement [`Update`]
+//! for an enum of their type's update operations and pick [`Ordered`] or [`Unordered`].
+
+mod counter;
+mod queue;
+
+pub use counter::CounterLog;
+pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
+
+use std::collections::VecDeque;
+
+/// A kind of per-core log (000 Figure 6: `Log::push`, `Log::apply`, `Log::try_absorb`).
+///
+/// # Contract
+///
+/// OpLog calls these functions with the object's slot or object lock held, never two at
+/// once for the same log or batch. `apply` may run user code that panics: it must remove
+/// each operation from the batch *before* running it, so that after a panic the batch
+/// holds exactly the operations not yet started (OpLog keeps them for the next
+/// synchronize). No function here may call back into the same OpLog object.
+pub trait LogKind: Sized + Send + Sync + 'static {
+    /// The underlying sequential type (the "internal instance", 000 §4.1).
+    type State: Send;
+    /// One deferred update operation.
+    type Op: Send;
+    /// One core's log for one object.
+    type Log: Default + Send;
+    /// Operations gathered by a synchronize, in the order they will be applied, plus any
+    /// left over from an earlier synchronize in which an operation panicked.
+    type Batch: Default + Send;
+
+    /// Whether pushes need a timestamp. When false OpLog never reads the clock for this
+    /// kind, and every stamp passed to [`LogKind::push`] is 0.
+    const ORDERED: bool;
+
+    /// Appends `op` to this core's `log` with timestamp `stamp`, or absorbs it into an
+    /// entry already there. Returns the number of entries the log now holds; OpLog flushes
+    /// (synchronizes the object) when it reaches the domain's limit. Kinds that fold
+    /// operations into a fixed-size value return 0.
+    fn push(log: &mut Self::Log, op: Self::Op, stamp: u64) -> usize;
+
+    /// Whether `log` holds nothing to apply.
+    fn is_empty(log: &Self::Log) -> bool;
+
+    /// Moves every entry of `log`, the log of core `core`, into `batch`, leaving `log`
+    /// empty but, where it can, with its storage kept for reuse. Called for the logs of
+    /// one synchronize in this order: logs evicted from the log cache (oldest first), then
+    /// each core's cached log by ascending core id.
+    fn gather(batch: &mut Self::Batch, core: usize, log: &mut Self::Log);
+
+    /// How many operations `batch` still holds (folded kinds: 1 if it holds a non-zero
+    /// change, else 0).
+    fn batch_len(batch: &Self::Batch) -> usize;
+
+    /// Orders what was gathered since the last call after what the batch already held,
+    /// applies global absorption, then applies the operations to `state` in order,
+    /// removing each from `batch` before running it.
+    fn apply(state: &mut Self::State, batch: &mut Self::Batch);
+}
+
+/// A deferrable update operation on a sequential type: the `Op` of 000 Figure 6.
+///
+/// Implement it for an enum of your type's update methods (the "blind" methods whose
+/// effect can happen after they return, 000 §4.1) and wrap the type in
+/// [`OpLog`](crate::OpLog)`<`[`Ordered`]`<YourOp>>`, or [`Unordered`] when every pair of
+/// operations commutes.
+pub trait Update: Send + Sized + 'static {
+    /// The sequential type this operation updates.
+    type Target: Send;
+
+    /// Runs the operation on the internal instance (000 Figure 6 `Op::exec`).
+    fn exec(self, target: &mut Self::Target);
+
+    /// Local absorption (000 §4.2, §5.2): called when this operation is about to be
+    /// appended to the calling core's log, which holds `log` (oldest first). Return `None`
+    /// if the operation was absorbed: it cancelled an entry (remove it from `log`) or was
+    /// combined into one (modify it in `log`). Return `Some(self)` to append it.
+    ///
+    /// Absorption must not change what any read can observe. Cancelling `add(x)` with a
+    /// later `remove(x)` on the same core is only safe when no other core can act on `x`
+    /// in between, for example when `x` is a unique identity owned by one thread (000
+    /// §5.2 keeps rmap regions from being reused while logged). The default absorbs
+    /// nothing.
+    fn absorb_local(self, log: &mut LocalLog<'_, Self>) -> Option<Self> {
+        let _ = log;
+        Some(self)
+    }
+
+    /// Global absorption during synchronize (000 §5.2 `try_absorb`): `ops` is every
+    /// operation about to be applied, in order, and `target` the instance before any of
+    /// them runs. Remove or rewrite operations whose combined effect is nothing, such as a
+    /// `remove(x)` whose `add(x)` is still in `ops` and was never applied. The same safety
+    /// rule as [`Update::absorb_local`] applies. The default does nothing.
+    fn absorb_global(target: &Self::Target, ops: &mut VecDeque<Self>) {
+        let _ = (target, ops);
+    }
+}

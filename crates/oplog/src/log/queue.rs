@@ -1,0 +1,257 @@
+//! Queue logs: each core's log is a queue of operations (000 §4.1).
+//!
+//! [`Ordered`] stamps every operation with the time it was logged and merges the gathered
+//! queues by timestamp, so operations run in the order they happened (000 §4.1: "OpLog
+//! executes logged updates in temporal order"). Entries with equal timestamps are ordered
+//! by core id (003 §4.4), and entries of one core keep their queue order.
+//!
+//! Why equal timestamps, and not every pair within the clock's uncertainty window, go to
+//! core order: two updates whose timestamps are within the window can still be ordered in
+//! real time (one finished before the other began), and the raw timestamps already order
+//! those correctly, either because the machine's clocks respect communication (measured by
+//! `ordo`'s calibration) or because OpLog waits out the window before an update returns
+//! (see the crate docs). Sorting such a pair by core id instead would put the later one
+//! first whenever its core id is smaller, breaking linearizability; waiting twice the
+//! window on every update would be needed to make that rule safe.
+//!
+//! [`Unordered`] is for operations that all commute: it never reads the clock and applies
+//! the gathered queues one after another.
+
+use super::{LogKind, Update};
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+/// A queued operation and the timestamp it was logged with (0 in unordered logs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry<U> {
+    /// When the operation was logged.
+    pub stamp: u64,
+    /// The operation.
+    pub op: U,
+}
+
+/// A log kind that queues operations of type `U`, merging by timestamp when `ORDERED`.
+///
+/// Use the aliases [`Ordered`] and [`Unordered`].
+pub struct Queue<U, const ORDERED: bool>(PhantomData<fn(U)>);
+
+impl<U, const O: bool> std::fmt::Debug for Queue<U, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if O { "Ordered" } else { "Unordered" })
+    }
+}
+
+/// Timestamp-ordered queue log: operations apply in the order they were logged.
+pub type Ordered<U> = Queue<U, true>;
+
+/// Queue log for operations that commute: no clock, applied in gather order.
+pub type Unordered<U> = Queue<U, false>;
+
+/// The batch of a queue log: operations whose order is final, then those gathered since.
+#[derive(Debug)]
+pub struct QueueBatch<U> {
+    ready: VecDeque<U>,
+    fresh: Vec<(u64, usize, U)>,
+}
+
+impl<U> Default for QueueBatch<U> {
+    fn default() -> Self {
+        Self { ready: VecDeque::new(), fresh: Vec::new() }
+    }
+}
+
+/// The calling core's log, as shown to [`Update::absorb_local`].
+#[derive(Debug)]
+pub struct LocalLog<'a, U> {
+    entries: &'a mut Vec<Entry<U>>,
+}
+
+impl<'a, U> LocalLog<'a, U> {
+    /// Wraps a log's entries.
+    pub fn new(entries: &'a mut Vec<Entry<U>>) -> Self {
+        Self { entries }
+    }
+
+    /// Number of entries in this core's log.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether this core's log is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The logged operations, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &U> + '_ {
+        self.entries.iter().map(|e| &e.op)
+    }
+
+    /// Removes and returns the most recent operation matching `pred` (the cancellation
+    /// of 000 §4.2: a remove that meets its own add).
+    pub fn remove_latest(&mut self, mut pred: impl FnMut(&U) -> bool) -> Option<U> {
+        let i = self.entries.iter().rposition(|e| pred(&e.op))?;
+        Some(self.entries.remove(i).op)
+    }
+
+    /// The most recent operation, to combine the new one into (000 §4.2: many increments
+    /// become one "add n").
+    pub fn last_mut(&mut self) -> Option<&mut U> {
+        self.entries.last_mut().map(|e| &mut e.op)
+    }
+}
+
+impl<U: Update, const O: bool> LogKind for Queue<U, O> {
+    type State = U::Target;
+    type Op = U;
+    type Log = Vec<Entry<U>>;
+    type Batch = QueueBatch<U>;
+    const ORDERED: bool = O;
+
+    #[inline]
+    fn push(log: &mut Vec<Entry<U>>, op: U, stamp: u64) -> usize {
+        if let Some(op) = op.absorb_local(&mut LocalLog::new(log)) {
+            log.push(Entry { stamp, op });
+        }
+        log.len()
+    }
+
+    fn is_empty(log: &Vec<Entry<U>>) -> bool {
+        log.is_empty()
+    }
+
+    fn gather(batch: &mut QueueBatch<U>, core: usize, log: &mut Vec<Entry<U>>) {
+        batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
+    }
+
+    fn batch_len(batch: &QueueBatch<U>) -> usize {
+        batch.ready.len() + batch.fresh.len()
+    }
+
+    fn apply(state: &mut U::Target, batch: &mut QueueBatch<U>) {
+        if O {
+            // Stable: equal (stamp, core) keeps gather order, which puts a core's evicted
+            // log before its current one and keeps each log's own order.
+            batch.fresh.sort_by_key(|&(stamp, core, _)| (stamp, core));
+        }
+        batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
+        U::absorb_global(state, &mut batch.ready);
+        while let Some(op) = batch.ready.pop_front() {
+            op.exec(state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum SetOp {
+        Add(u32),
+        Remove(u32),
+    }
+
+    impl Update for SetOp {
+        type Target = Vec<u32>;
+        fn exec(self, t: &mut Vec<u32>) {
+            match self {
+                SetOp::Add(x) => t.push(x),
+                SetOp::Remove(x) => t.retain(|&y| y != x),
+            }
+        }
+        fn absorb_local(self, log: &mut LocalLog<'_, Self>) -> Option<Self> {
+            match self {
+                SetOp::Remove(x) if log.remove_latest(|o| *o == SetOp::Add(x)).is_some() => None,
+                op => Some(op),
+            }
+        }
+    }
+
+    #[test]
+    fn ordered_merge_is_by_stamp_then_core_and_keeps_each_log_in_order() {
+        let mut core0 = vec![Entry { stamp: 5, op: SetOp::Add(1) }, Entry { stamp: 9, op: SetOp::Add(3) }];
+        let mut core1 = vec![Entry { stamp: 5, op: SetOp::Add(2) }, Entry { stamp: 7, op: SetOp::Add(4) }];
+        let mut batch = QueueBatch::default();
+        // Gather core 1 first: the sort must still put core 0's stamp-5 entry first.
+        Ordered::<SetOp>::gather(&mut batch, 1, &mut core1);
+        Ordered::<SetOp>::gather(&mut batch, 0, &mut core0);
+        assert!(core0.is_empty() && core1.is_empty());
+        let mut state = Vec::new();
+        Ordered::<SetOp>::apply(&mut state, &mut batch);
+        assert_eq!(state, vec![1, 2, 4, 3]);
+        assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
+    }
+
+    #[test]
+    fn unordered_applies_in_gather_order() {
+        let mut a = vec![Entry { stamp: 0, op: SetOp::Add(9) }];
+        let mut b = vec![Entry { stamp: 0, op: SetOp::Add(1) }];
+        let mut batch = QueueBatch::default();
+        Unordered::<SetOp>::gather(&mut batch, 0, &mut a);
+        Unordered::<SetOp>::gather(&mut batch, 1, &mut b);
+        let mut state = Vec::new();
+        Unordered::<SetOp>::apply(&mut state, &mut batch);
+        assert_eq!(state, vec![9, 1]);
+    }
+
+    #[test]
+    fn local_absorption_cancels_a_remove_meeting_its_add() {
+        let mut log = Vec::new();
+        assert_eq!(Ordered::<SetOp>::push(&mut log, SetOp::Add(1), 1), 1);
+        assert_eq!(Ordered::<SetOp>::push(&mut log, SetOp::Add(2), 2), 2);
+        assert_eq!(Ordered::<SetOp>::push(&mut log, SetOp::Remove(1), 3), 1);
+        assert_eq!(log, vec![Entry { stamp: 2, op: SetOp::Add(2) }]);
+        // A remove with no add in this log is appended.
+        assert_eq!(Ordered::<SetOp>::push(&mut log, SetOp::Remove(7), 4), 2);
+    }
+
+    #[test]
+    fn gather_keeps_the_log_storage() {
+        let mut log = Vec::with_capacity(64);
+        Ordered::<SetOp>::push(&mut log, SetOp::Add(1), 1);
+        let mut batch = QueueBatch::default();
+        Ordered::<SetOp>::gather(&mut batch, 0, &mut log);
+        assert!(log.is_empty() && log.capacity() >= 64);
+    }
+
+    struct Boom;
+    impl Update for Boom {
+        type Target = Vec<u32>;
+        fn exec(self, _: &mut Vec<u32>) {
+            panic!("boom");
+        }
+    }
+
+    #[test]
+    fn a_panicking_operation_leaves_the_rest_in_the_batch() {
+        #[derive(Debug)]
+        enum Op {
+            Push(u32),
+            Boom,
+        }
+        impl Update for Op {
+            type Target = Vec<u32>;
+            fn exec(self, t: &mut Vec<u32>) {
+                match self {
+                    Op::Push(x) => t.push(x),
+                    Op::Boom => Boom.exec(t),
+                }
+            }
+        }
+        let mut log = vec![
+            Entry { stamp: 1, op: Op::Push(1) },
+            Entry { stamp: 2, op: Op::Boom },
+            Entry { stamp: 3, op: Op::Push(3) },
+        ];
+        let mut batch = QueueBatch::default();
+        Ordered::<Op>::gather(&mut batch, 0, &mut log);
+        let mut state = Vec::new();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Ordered::<Op>::apply(&mut state, &mut batch)));
+        assert!(r.is_err());
+        assert_eq!(state, vec![1]);
+        assert_eq!(Ordered::<Op>::batch_len(&batch), 1);
+        Ordered::<Op>::apply(&mut state, &mut batch);
+        assert_eq!(state, vec![1, 3]);
+    }
+}

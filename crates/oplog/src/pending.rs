@@ -1,0 +1,146 @@
+//! Logs that left the log cache, and operations left over after a panic, waiting for
+//! their object's next synchronize.
+//!
+//! The published design evicts a slot's owner by synchronizing it (001 ch. 7). That
+//! deadlocks against a concurrent synchronize: the evictor holds the slot and wants the
+//! victim's object lock, while the victim's synchronizer holds the object lock and wants
+//! the slot. Here an evictor never touches the victim object: holding only the slot, it
+//! moves the victim's log into the victim's entry in this table. Synchronize takes the
+//! entry *after* locking every slot the object may own, so a log is either still in its
+//! slot or already here when it looks (lock order: object, slots, shard; evictors take
+//! slot then shard).
+//!
+//! The table is sharded by object id, and each shard keeps a count of what it holds, so
+//! a synchronize finds "nothing pending" with one atomic load and no lock.
+
+use crate::log::LogKind;
+use crate::primitive::{AtomicUsize, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+use std::collections::HashMap;
+
+/// What one object has waiting outside the log cache.
+pub(crate) struct Backlog<L: LogKind> {
+    /// Operations gathered by an earlier synchronize that did not run because one of
+    /// them panicked; they come before everything else.
+    pub(crate) carry: L::Batch,
+    /// Evicted logs with the core they came from, oldest first.
+    pub(crate) evicted: Vec<(usize, L::Log)>,
+}
+
+impl<L: LogKind> Default for Backlog<L> {
+    fn default() -> Self {
+        Self { carry: L::Batch::default(), evicted: Vec::new() }
+    }
+}
+
+struct Shard<L: LogKind> {
+    /// Number of entries in `map` (read without the lock for a quick "empty" check).
+    entries: AtomicUsize,
+    map: Mutex<HashMap<u64, Backlog<L>>>,
+}
+
+/// The per-domain table of backlogs.
+pub(crate) struct Pending<L: LogKind> {
+    shards: Box<[CachePadded<Shard<L>>]>,
+}
+
+impl<L: LogKind> Pending<L> {
+    pub(crate) fn new(shards: usize) -> Self {
+        let shards = shards.next_power_of_two();
+        Self {
+            shards: (0..shards)
+                .map(|_| {
+                    CachePadded::new(Shard {
+                        entries: AtomicUsize::new(0, "Pending.entries"),
+                        map: Mutex::new(HashMap::new(), "Pending.map"),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    fn shard(&self, id: u64) -> &Shard<L> {
+        &self.shards[(id as usize) & (self.shards.len() - 1)]
+    }
+
+    /// Adds an evicted log of object `id` from `core`.
+    pub(crate) fn push_evicted(&self, id: u64, core: usize, log: L::Log) {
+        let shard = self.shard(id);
+        let mut map = shard.map.lock();
+        let len = map.len();
+        map.entry(id).or_default().evicted.push((core, log));
+        if map.len() != len {
+            shard.entries.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Number of evicted logs object `id` has waiting (no lock when its shard is empty).
+    pub(crate) fn evicted_count(&self, id: u64) -> usize {
+        let shard = self.shard(id);
+        if shard.entries.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
+        shard.map.lock().get(&id).map_or(0, |b| b.evicted.len())
+    }
+
+    /// Removes and returns object `id`'s backlog, if it has one.
+    pub(crate) fn take(&self, id: u64) -> Option<Backlog<L>> {
+        let shard = self.shard(id);
+        if shard.entries.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let b = shard.map.lock().remove(&id);
+        if b.is_some() {
+            shard.entries.fetch_sub(1, Ordering::Release);
+        }
+        b
+    }
+
+    /// Stores operations of object `id` that must run before anything gathered later.
+    /// The object's backlog was taken by the synchronize that calls this, so any entry
+    /// present now holds only logs evicted since, which are newer.
+    pub(crate) fn put_carry(&self, id: u64, batch: L::Batch) {
+        let shard = self.shard(id);
+        let mut map = shard.map.lock();
+        let len = map.len();
+        map.entry(id).or_default().carry = batch;
+        if map.len() != len {
+            shard.entries.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Total number of objects with a backlog (for tests and memory reports).
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.map.lock().len()).sum()
+    }
+
+    /// Total number of evicted logs waiting, over all objects.
+    pub(crate) fn evicted_logs(&self) -> usize {
+        self.shards.iter().map(|s| s.map.lock().values().map(|b| b.evicted.len()).sum::<usize>()).sum()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::log::CounterLog;
+
+    #[test]
+    fn evicted_logs_and_carries_are_kept_per_object() {
+        let p = Pending::<CounterLog>::new(4);
+        assert_eq!(p.evicted_count(7), 0);
+        assert!(p.take(7).is_none());
+        p.push_evicted(7, 0, 3);
+        p.push_evicted(7, 1, 4);
+        p.push_evicted(11, 0, 1);
+        assert_eq!(p.evicted_count(7), 2);
+        assert_eq!(p.len(), 2);
+        let b = p.take(7).unwrap();
+        assert_eq!(b.evicted, vec![(0, 3), (1, 4)]);
+        assert_eq!(p.evicted_count(7), 0);
+        p.put_carry(7, 9);
+        assert_eq!(p.take(7).unwrap().carry, 9);
+        assert_eq!(p.take(11).unwrap().evicted, vec![(0, 1)]);
+        assert_eq!(p.len(), 0);
+    }
+}

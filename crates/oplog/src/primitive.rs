@@ -1,0 +1,395 @@
+//! Every shared-memory primitive the library uses: atomics, cells, mutexes, fences, spin
+//! hints, thread-locals and "which CPU am I on".
+//!
+//! Nothing else in the crate names `std::sync::atomic`, `std::cell::UnsafeCell` or
+//! `std::sync::Mutex` for state shared between threads. That makes this the one place where
+//! an alternative implementation plugs in, the way crossbeam routes its primitives:
+//!
+//! * default: thin wrappers over `std`, compiled away;
+//! * `--cfg loom`: the [`loom`](https://docs.rs/loom) model checker's versions, so loom
+//!   explores every interleaving of the slot locks, eviction and synchronize. Under loom,
+//!   [`current_cpu`] returns a per-thread value the test sets with `set_current_cpu`
+//!   (so a test can "migrate" a thread), and both halves of the asymmetric barrier are full
+//!   `SeqCst` fences;
+//! * later, a tracing build that records every access (thread, address, size, kind, label)
+//!   for the commutativity checker.
+//!
+//! Every constructor takes a label naming the field (`"Slot.lock"`); the default build
+//! drops it, a tracing build reports it.
+//!
+//! Process-wide counters that no modelled interleaving depends on (object and domain ids)
+//! use `std` atomics directly; they are documented where they are defined.
+
+#[cfg(not(loom))]
+use std::sync::atomic as imp_atomic;
+
+#[cfg(loom)]
+use loom::sync::atomic as imp_atomic;
+
+pub use std::sync::atomic::Ordering;
+
+macro_rules! atomic_wrapper {
+    ($name:ident, $int:ty) => {
+        #[doc = concat!("A labelled `", stringify!($name), "` (see the module docs).")]
+        #[derive(Debug)]
+        #[repr(transparent)]
+        pub struct $name(imp_atomic::$name);
+
+        impl $name {
+            /// Creates the atomic; `label` names the field for tracing builds.
+            #[inline]
+            pub fn new(v: $int, label: &'static str) -> Self {
+                let _ = label;
+                Self(imp_atomic::$name::new(v))
+            }
+            /// Atomic load.
+            #[inline(always)]
+            pub fn load(&self, o: Ordering) -> $int {
+                self.0.load(o)
+            }
+            /// Atomic store.
+            #[inline(always)]
+            pub fn store(&self, v: $int, o: Ordering) {
+                self.0.store(v, o)
+            }
+            /// Atomic swap.
+            #[inline(always)]
+            pub fn swap(&self, v: $int, o: Ordering) -> $int {
+                self.0.swap(v, o)
+            }
+            /// Atomic compare-and-exchange.
+            #[inline(always)]
+            pub fn compare_exchange(
+                &self,
+                current: $int,
+                new: $int,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$int, $int> {
+                self.0.compare_exchange(current, new, success, failure)
+            }
+        }
+    };
+}
+
+macro_rules! atomic_int_ops {
+    ($name:ident, $int:ty) => {
+        impl $name {
+            /// Atomic add, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_add(&self, v: $int, o: Ordering) -> $int {
+                self.0.fetch_add(v, o)
+            }
+            /// Atomic subtract, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_sub(&self, v: $int, o: Ordering) -> $int {
+                self.0.fetch_sub(v, o)
+            }
+            /// Atomic bitwise or, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_or(&self, v: $int, o: Ordering) -> $int {
+                self.0.fetch_or(v, o)
+            }
+            /// Atomic bitwise and, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_and(&self, v: $int, o: Ordering) -> $int {
+                self.0.fetch_and(v, o)
+            }
+        }
+    };
+}
+
+atomic_wrapper!(AtomicBool, bool);
+atomic_wrapper!(AtomicU64, u64);
+atomic_wrapper!(AtomicUsize, usize);
+atomic_int_ops!(AtomicU64, u64);
+atomic_int_ops!(AtomicUsize, usize);
+
+/// A memory fence.
+#[inline(always)]
+pub fn fence(o: Ordering) {
+    imp_atomic::fence(o)
+}
+
+/// Hint for a spin-wait iteration (under loom: a yield, so the model can make progress).
+#[inline(always)]
+pub fn spin_loop() {
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
+/// Gives up the CPU (used by spin-waits that have waited long).
+#[inline]
+pub fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
+/// Spin-wait helper: spins with a CPU hint for a while, then yields the CPU each time so
+/// a preempted lock holder can run.
+#[derive(Debug, Default)]
+pub struct Backoff(u32);
+
+impl Backoff {
+    /// One waiting step.
+    #[inline]
+    pub fn snooze(&mut self) {
+        if self.0 < 64 {
+            self.0 += 1;
+            spin_loop();
+        } else {
+            yield_now();
+        }
+    }
+}
+
+#[cfg(not(loom))]
+mod cell {
+    /// A labelled interior-mutability cell with loom's access API.
+    #[derive(Debug)]
+    pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    /// A read access to an [`UnsafeCell`]'s contents.
+    #[derive(Debug)]
+    pub struct ConstPtr<T>(*const T);
+
+    /// A write access to an [`UnsafeCell`]'s contents.
+    #[derive(Debug)]
+    pub struct MutPtr<T>(*mut T);
+
+    impl<T> UnsafeCell<T> {
+        /// Creates the cell; `label` names the field for tracing builds.
+        #[inline]
+        pub fn new(v: T, label: &'static str) -> Self {
+            let _ = label;
+            Self(std::cell::UnsafeCell::new(v))
+        }
+        /// Starts a read access.
+        #[inline(always)]
+        pub fn get(&self) -> ConstPtr<T> {
+            ConstPtr(self.0.get())
+        }
+        /// Starts a write access.
+        #[inline(always)]
+        pub fn get_mut(&self) -> MutPtr<T> {
+            MutPtr(self.0.get())
+        }
+        /// Unwraps the value.
+        #[inline]
+        pub fn into_inner(self) -> T {
+            self.0.into_inner()
+        }
+    }
+
+    impl<T> ConstPtr<T> {
+        /// Dereferences the access.
+        ///
+        /// # Safety
+        /// No write access to the same cell may be live for the lifetime of the reference.
+        #[inline(always)]
+        pub unsafe fn deref(&self) -> &T {
+            // SAFETY: the pointer comes from a live UnsafeCell; the caller guarantees no
+            // concurrent write access.
+            unsafe { &*self.0 }
+        }
+    }
+
+    impl<T> MutPtr<T> {
+        /// Dereferences the access.
+        ///
+        /// # Safety
+        /// No other access to the same cell may be live for the lifetime of the reference.
+        #[allow(clippy::mut_from_ref)]
+        #[inline(always)]
+        pub unsafe fn deref(&self) -> &mut T {
+            // SAFETY: the pointer comes from a live UnsafeCell; the caller guarantees
+            // exclusivity.
+            unsafe { &mut *self.0 }
+        }
+    }
+}
+
+#[cfg(loom)]
+mod cell {
+    pub use loom::cell::{ConstPtr, MutPtr};
+
+    /// A labelled interior-mutability cell (loom's, under `--cfg loom`).
+    #[derive(Debug)]
+    pub struct UnsafeCell<T>(loom::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        /// Creates the cell; `label` names the field for tracing builds.
+        pub fn new(v: T, label: &'static str) -> Self {
+            let _ = label;
+            Self(loom::cell::UnsafeCell::new(v))
+        }
+        /// Starts a read access.
+        pub fn get(&self) -> ConstPtr<T> {
+            self.0.get()
+        }
+        /// Starts a write access.
+        pub fn get_mut(&self) -> MutPtr<T> {
+            self.0.get_mut()
+        }
+        /// Unwraps the value.
+        pub fn into_inner(self) -> T {
+            self.0.into_inner()
+        }
+    }
+}
+
+pub use cell::{ConstPtr, MutPtr, UnsafeCell};
+
+/// A labelled mutex for slow paths (pending buffers, registries). Poisoning is ignored:
+/// the data it guards is kept consistent by the code that holds it, which never runs user
+/// code while locked.
+#[derive(Debug)]
+pub struct Mutex<T>(imp_mutex::Mutex<T>);
+
+#[cfg(not(loom))]
+use std::sync as imp_mutex;
+
+#[cfg(loom)]
+use loom::sync as imp_mutex;
+
+/// Guard returned by [`Mutex::lock`].
+pub type MutexGuard<'a, T> = imp_mutex::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    /// Creates the mutex; `label` names the field for tracing builds.
+    pub fn new(v: T, label: &'static str) -> Self {
+        let _ = label;
+        Self(imp_mutex::Mutex::new(v))
+    }
+    /// Locks the mutex.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Declares a thread-local with a constant initializer; under `--cfg loom`, loom's
+/// per-simulated-thread version.
+macro_rules! thread_local_const {
+    ($(#[$m:meta])* static $name:ident: $t:ty = $init:expr;) => {
+        #[cfg(not(loom))]
+        ::std::thread_local! { $(#[$m])* static $name: $t = const { $init }; }
+        #[cfg(loom)]
+        ::loom::thread_local! { $(#[$m])* static $name: $t = $init; }
+    };
+}
+
+pub(crate) use thread_local_const;
+
+/// The CPU the calling thread runs on (a hint: it may migrate at once).
+#[cfg(not(loom))]
+#[inline(always)]
+pub fn current_cpu() -> usize {
+    ordo::cpu::current()
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static LOOM_CPU: std::cell::Cell<usize> = std::cell::Cell::new(0);
+}
+
+/// The CPU the calling thread runs on: under loom, the value the test last set for this
+/// simulated thread with [`set_current_cpu`] (0 by default).
+#[cfg(loom)]
+pub fn current_cpu() -> usize {
+    LOOM_CPU.with(|c| c.get())
+}
+
+/// Under loom: makes the calling simulated thread appear to run on `cpu` (a migration).
+#[cfg(loom)]
+pub fn set_current_cpu(cpu: usize) {
+    LOOM_CPU.with(|c| c.set(cpu))
+}
+
+/// The two halves of an asymmetric barrier (the "asymmetric Dekker" pattern).
+///
+/// A frequent, single owner thread announces itself with a store and then reads a flag
+/// after a [`light`](barrier::light) barrier; a rare remote thread sets the flag, runs a
+/// [`heavy`](barrier::heavy) barrier, then reads the owner's store. Together they guarantee
+/// that at least one of the two sees the other's store.
+///
+/// On Linux, `heavy` is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which runs a full
+/// memory barrier on every CPU currently running a thread of this process (and a context
+/// switch implies one), so `light` only has to stop the compiler from reordering: the
+/// owner's fast path has no fence and no atomic read-modify-write. [`init`](barrier::init)
+/// says whether this is available; where it is not, callers must not use the pair (OpLog
+/// then locks per-thread slots like per-CPU ones). Under loom both halves are `SeqCst`
+/// fences, the textbook form of the same protocol.
+pub mod barrier {
+    #[cfg(all(not(loom), target_os = "linux"))]
+    const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+    #[cfg(all(not(loom), target_os = "linux"))]
+    const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+    #[cfg(all(not(loom), target_os = "linux"))]
+    const MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 7;
+
+    /// Whether [`heavy`] uses the rseq variant of membarrier, which also restarts every
+    /// restartable sequence in progress (set once, before any rseq owner exists).
+    #[cfg(all(not(loom), target_os = "linux"))]
+    static RSEQ_VARIANT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Makes [`heavy`] also restart restartable sequences (`crate::rseq` calls this after
+    /// registering, before creating any domain that uses them).
+    #[cfg(all(not(loom), target_os = "linux"))]
+    pub fn use_rseq_variant() {
+        RSEQ_VARIANT.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Registers this process for expedited membarrier (once) and says whether the
+    /// asymmetric pair can be used.
+    pub fn init() -> bool {
+        #[cfg(all(not(loom), target_os = "linux"))]
+        {
+            static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            *AVAILABLE.get_or_init(|| {
+                // SAFETY: membarrier with REGISTER_PRIVATE_EXPEDITED takes no pointers; it
+                // fails with an error code on kernels that lack it.
+                let rc =
+                    unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) };
+                rc == 0
+            })
+        }
+        #[cfg(all(not(loom), not(target_os = "linux")))]
+        return false;
+        #[cfg(loom)]
+        return true;
+    }
+
+    /// The owner's barrier: stops the compiler from moving memory accesses across it.
+    #[inline(always)]
+    pub fn light() {
+        #[cfg(not(loom))]
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        #[cfg(loom)]
+        loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The remote side's barrier. Only valid after [`init`] returned true.
+    pub fn heavy() {
+        #[cfg(all(not(loom), target_os = "linux"))]
+        {
+            debug_assert!(init(), "barrier::heavy without membarrier registration");
+            let cmd = if RSEQ_VARIANT.load(std::sync::atomic::Ordering::SeqCst) {
+                MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
+            } else {
+                MEMBARRIER_CMD_PRIVATE_EXPEDITED
+            };
+            // SAFETY: membarrier with PRIVATE_EXPEDITED(_RSEQ) takes no pointers; the process
+            // registered for it (`init`, `crate::rseq::offset`), which callers checked.
+            let rc = unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) };
+            assert_eq!(rc, 0, "membarrier(PRIVATE_EXPEDITED) failed after registration");
+        }
+        #[cfg(all(not(loom), not(target_os = "linux")))]
+        unreachable!("barrier::heavy is only used where init() returned true");
+        #[cfg(loom)]
+        loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}

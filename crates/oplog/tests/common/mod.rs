@@ -1,0 +1,137 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use oplog::Update;
+use oplog::log::LocalLog;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// Runs `f`, failing the test (by aborting the process, which no hang can survive) if it
+/// takes longer than `limit`.
+pub fn with_watchdog<R: Send + 'static>(name: &str, limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    let name = name.to_string();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(limit).is_err() {
+            eprintln!("watchdog: `{name}` did not finish within {limit:?}: deadlock or livelock");
+            std::process::abort();
+        }
+    });
+    let r = f();
+    tx.send(()).unwrap();
+    watchdog.join().unwrap();
+    r
+}
+
+/// The CPUs this process may use.
+pub fn cpus() -> Vec<usize> {
+    ordo::cpu::allowed()
+}
+
+/// Pins the calling thread round-robin over the allowed CPUs.
+pub fn pin_round_robin(i: usize) {
+    let cpus = cpus();
+    ordo::cpu::pin_current_thread(cpus[i % cpus.len()]).expect("pin to an allowed CPU");
+}
+
+/// Set operations, with an optional counter of executed operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetOp {
+    /// Insert a key.
+    Add(u64),
+    /// Remove a key.
+    Remove(u64),
+}
+
+impl SetOp {
+    /// Applies the operation to a sequential model.
+    pub fn apply_to(&self, model: &mut BTreeSet<u64>) {
+        match *self {
+            SetOp::Add(k) => {
+                model.insert(k);
+            }
+            SetOp::Remove(k) => {
+                model.remove(&k);
+            }
+        }
+    }
+}
+
+impl Update for SetOp {
+    type Target = BTreeSet<u64>;
+    fn exec(self, set: &mut BTreeSet<u64>) {
+        self.apply_to(set);
+    }
+}
+
+/// A set operation that counts its executions and can absorb locally and globally.
+#[derive(Debug)]
+pub struct CountedOp {
+    pub op: SetOp,
+    pub execs: Arc<AtomicUsize>,
+    pub panic_on_exec: bool,
+}
+
+/// Whether [`CountedOp`] absorbs (process-wide switches for the tests that use them).
+pub static ABSORB_LOCAL: AtomicBool = AtomicBool::new(false);
+pub static ABSORB_GLOBAL: AtomicBool = AtomicBool::new(false);
+
+impl Update for CountedOp {
+    type Target = BTreeSet<u64>;
+    fn exec(self, set: &mut BTreeSet<u64>) {
+        self.execs.fetch_add(1, Ordering::SeqCst);
+        if self.panic_on_exec {
+            panic!("operation {:?} panics on purpose", self.op);
+        }
+        self.op.apply_to(set);
+    }
+    fn absorb_local(self, log: &mut LocalLog<'_, Self>) -> Option<Self> {
+        if let (true, SetOp::Remove(k)) = (ABSORB_LOCAL.load(Ordering::SeqCst), &self.op) {
+            let k = *k;
+            if log.remove_latest(|o| o.op == SetOp::Add(k)).is_some() {
+                return None;
+            }
+        }
+        Some(self)
+    }
+    fn absorb_global(_set: &BTreeSet<u64>, ops: &mut VecDeque<Self>) {
+        if !ABSORB_GLOBAL.load(Ordering::SeqCst) {
+            return;
+        }
+        // Drop each remove together with the latest earlier add of the same key.
+        let mut i = 0;
+        while i < ops.len() {
+            if let SetOp::Remove(k) = ops[i].op
+                && let Some(j) = ops.range(..i).rposition(|o| o.op == SetOp::Add(k))
+            {
+                ops.remove(i);
+                ops.remove(j);
+                i -= 1;
+                continue;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Next value.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    /// A value below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}

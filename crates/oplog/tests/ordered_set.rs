@@ -1,0 +1,150 @@
+//! Threads doing interleaved add/remove on a set through the ordered log, checked against
+//! a sequential model.
+//!
+//! The threads take turns through a shared turn counter, so every operation completes
+//! before the next one (on another thread, usually another CPU) begins: the real-time
+//! order is total, and a linearizable set must end exactly like the sequential model
+//! applied in turn order. Reads in the middle check every prefix too.
+
+mod common;
+
+use common::{Rng, SetOp, pin_round_robin, with_watchdog};
+use oplog::{Config, Domain, OpLog, Ordered};
+use ordo::{Clock, LogicalClock, Ordo};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Runs `turns` operations over `threads` threads taking turns; every `read_every` turns
+/// the thread whose turn it is synchronizes and compares with the model.
+fn turns(config: Config, threads: usize, turns: usize, read_every: usize, seed: u64) {
+    let domain = Domain::<Ordered<SetOp>>::new(config).unwrap();
+    let set = OpLog::<Ordered<SetOp>>::with_domain(&domain, BTreeSet::new());
+    // The schedule: which thread does which operation, decided up front.
+    let mut rng = Rng(seed);
+    let schedule: Vec<(usize, SetOp)> = (0..turns)
+        .map(|_| {
+            let t = rng.below(threads as u64) as usize;
+            let k = rng.below(16);
+            (t, if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) })
+        })
+        .collect();
+    let mut models = Vec::with_capacity(turns + 1);
+    let mut model = BTreeSet::new();
+    models.push(model.clone());
+    for (_, op) in &schedule {
+        op.apply_to(&mut model);
+        models.push(model.clone());
+    }
+    let turn = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for me in 0..threads {
+            let (set, turn, schedule, models) = (&set, &turn, &schedule, &models);
+            s.spawn(move || {
+                pin_round_robin(me);
+                loop {
+                    let t = turn.load(Ordering::Acquire);
+                    if t == schedule.len() {
+                        return;
+                    }
+                    if schedule[t].0 != me {
+                        // More threads than CPUs: let the thread whose turn it is run.
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    set.update(schedule[t].1.clone());
+                    if (t + 1) % read_every == 0 {
+                        let seen = set.read(|s| s.clone());
+                        assert_eq!(seen, models[t + 1], "after turn {t} (thread {me})");
+                    }
+                    turn.store(t + 1, Ordering::Release);
+                }
+            });
+        }
+    });
+    assert_eq!(set.into_inner(), model);
+}
+
+#[test]
+fn two_to_four_threads_per_cpu_slots_hardware_clock() {
+    with_watchdog("per-cpu turns", Duration::from_secs(120), || {
+        for threads in 2..=4 {
+            turns(Config::per_cpu(), threads, 20_000, 7, threads as u64);
+        }
+    });
+}
+
+#[test]
+fn two_to_four_threads_per_thread_slots() {
+    with_watchdog("per-thread turns", Duration::from_secs(120), || {
+        for threads in 2..=4 {
+            turns(Config::per_thread(), threads, 20_000, 7, 100 + threads as u64);
+        }
+    });
+}
+
+#[test]
+fn small_logs_and_a_tiny_cache_flush_and_evict_without_reordering() {
+    with_watchdog("small logs", Duration::from_secs(120), || {
+        turns(Config::per_cpu().max_log_len(3).cache_slots(1), 3, 5_000, 1000, 7);
+        turns(Config::per_thread().max_log_len(2).cache_slots(1), 3, 5_000, 1000, 8);
+    });
+}
+
+#[test]
+fn the_logical_clock_orders_updates_too() {
+    let clock: Arc<dyn Clock> = Arc::new(LogicalClock::new());
+    with_watchdog("logical clock", Duration::from_secs(120), move || {
+        turns(Config::per_cpu().clock(clock.clone()), 3, 5_000, 5, 11);
+    });
+}
+
+#[test]
+fn commit_wait_keeps_order_when_raw_order_is_not_trusted() {
+    // The OS clock can give two CPUs the same reading, so raw order is not causal and
+    // every ordered update waits until the clock has moved past its stamp.
+    let clock: Arc<dyn Clock> = Arc::new(Ordo::monotonic());
+    let d = Domain::<Ordered<SetOp>>::new(Config::per_cpu().clock(clock.clone())).unwrap();
+    assert!(d.commit_wait());
+    with_watchdog("commit wait", Duration::from_secs(120), move || {
+        turns(Config::per_cpu().clock(clock.clone()), 3, 5_000, 5, 12);
+        turns(Config::per_thread().clock(clock), 2, 5_000, 5, 13);
+    });
+}
+
+#[test]
+fn free_running_threads_on_disjoint_keys_match_each_threads_model() {
+    // Without turns the interleaving is arbitrary, but each thread owns its keys, so
+    // each key ends as its owner's program order says.
+    with_watchdog("free running", Duration::from_secs(120), || {
+        for config in [Config::per_cpu().max_log_len(16), Config::per_thread().max_log_len(16)] {
+            let domain = Domain::<Ordered<SetOp>>::new(config).unwrap();
+            let set = OpLog::<Ordered<SetOp>>::with_domain(&domain, BTreeSet::new());
+            let expected: BTreeSet<u64> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..4u64)
+                    .map(|me| {
+                        let set = &set;
+                        s.spawn(move || {
+                            pin_round_robin(me as usize);
+                            let mut rng = Rng(me + 1);
+                            let mut model = BTreeSet::new();
+                            for i in 0..50_000 {
+                                let k = me * 1000 + rng.below(32);
+                                let op = if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) };
+                                op.apply_to(&mut model);
+                                set.update(op);
+                                if i % 1000 == 0 && me == 0 {
+                                    set.read(|_| ());
+                                }
+                            }
+                            model
+                        })
+                    })
+                    .collect();
+                hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(set.read(|s| s.clone()), expected);
+        }
+    });
+}

@@ -1,0 +1,198 @@
+//! Which CPU a thread runs on, which CPUs the process may use, and pinning.
+//!
+//! [`current`] picks the cheapest reliable way this machine offers: on x86-64 the `rdpid`
+//! instruction (reads `IA32_TSC_AUX`, which Linux sets to `node << 12 | cpu`) once it has
+//! been checked against `sched_getcpu`; otherwise `sched_getcpu` (a vDSO call or a read of
+//! the rseq area on Linux). The same check tells whether the CPU number that `rdtscp`
+//! returns next to the time can be trusted ([`tsc_aux_is_cpu`]).
+//!
+//! A thread may migrate right after asking, so the answer is a hint for choosing a per-core
+//! slot, never a proof of where the next instruction runs: users of it (OpLog's per-core
+//! slots) must stay correct when it is stale.
+
+use std::io;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+const UNKNOWN: u8 = 0;
+const AUX_OK: u8 = 1;
+const AUX_BAD: u8 = 2;
+
+/// Whether `TSC_AUX` (read by `rdpid`/`rdtscp`) holds the CPU number: 0 unknown, then
+/// `AUX_OK` or `AUX_BAD`. Process-wide and written once, so a plain std atomic.
+static AUX_STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// Mask of the CPU number within Linux's `TSC_AUX` value (`node << 12 | cpu`).
+pub(crate) const TSC_AUX_CPU_MASK: u32 = 0xfff;
+
+/// The CPU the calling thread is running on (a hint: the thread may migrate at any time).
+#[inline]
+pub fn current() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if AUX_STATE.load(Ordering::Relaxed) == AUX_OK {
+            return (read_tsc_aux() & TSC_AUX_CPU_MASK) as usize;
+        }
+        if AUX_STATE.load(Ordering::Relaxed) == UNKNOWN {
+            tsc_aux_is_cpu();
+            return current();
+        }
+    }
+    sched_getcpu()
+}
+
+/// Whether the CPU number the hardware reports next to each timestamp (`TSC_AUX`) is the
+/// OS's CPU number on this machine. Checked once against `sched_getcpu` and cached.
+pub fn tsc_aux_is_cpu() -> bool {
+    match AUX_STATE.load(Ordering::Relaxed) {
+        AUX_OK => return true,
+        AUX_BAD => return false,
+        _ => {}
+    }
+    let ok = check_tsc_aux();
+    AUX_STATE.store(if ok { AUX_OK } else { AUX_BAD }, Ordering::Relaxed);
+    ok
+}
+
+#[cfg(target_arch = "x86_64")]
+fn check_tsc_aux() -> bool {
+    use core::arch::x86_64::__cpuid;
+    if !crate::hw::hardware_clock_available() {
+        return false;
+    }
+    let has_rdpid = __cpuid(7).ecx & (1 << 22) != 0;
+    if !has_rdpid {
+        return false;
+    }
+    // Compare with sched_getcpu, discarding samples where the thread moved in between.
+    let mut agreed = 0;
+    for _ in 0..64 {
+        let before = sched_getcpu();
+        let aux = (read_tsc_aux() & TSC_AUX_CPU_MASK) as usize;
+        let after = sched_getcpu();
+        if before != after {
+            continue;
+        }
+        if aux != before {
+            return false;
+        }
+        agreed += 1;
+    }
+    agreed > 0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn check_tsc_aux() -> bool {
+    false
+}
+
+/// Reads `IA32_TSC_AUX` with `rdpid`. Only called once [`check_tsc_aux`] saw the CPUID bit.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn read_tsc_aux() -> u32 {
+    let aux: u64;
+    // SAFETY: only reached after CPUID leaf 7 reported RDPID (AUX_STATE is AUX_OK only then,
+    // and check_tsc_aux executes it only after seeing the bit); it reads a register into
+    // `aux` and touches no memory.
+    unsafe {
+        core::arch::asm!("rdpid {}", out(reg) aux, options(nostack, nomem, preserves_flags));
+    }
+    aux as u32
+}
+
+/// `sched_getcpu`, or 0 where the OS cannot tell.
+#[inline]
+pub fn sched_getcpu() -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu has no preconditions; it returns -1 on failure.
+        let c = unsafe { libc::sched_getcpu() };
+        if c >= 0 {
+            return c as usize;
+        }
+    }
+    0
+}
+
+/// Number of CPUs the OS may ever report (configured CPUs, at least 1): every value
+/// [`current`] returns is below it except on hot-plug, which callers must tolerate.
+pub fn possible() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if n > 0 { n as usize } else { 1 }
+}
+
+/// The CPUs in the calling thread's affinity mask, ascending. Where affinity is not
+/// supported, `0..available_parallelism`.
+pub fn allowed() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid, writable cpu_set_t of the size we pass; pid 0 is the
+        // calling thread.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        if rc == 0 {
+            let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+            // SAFETY: CPU_ISSET only reads `set`, and every index is below CPU_SETSIZE.
+            let cpus: Vec<usize> = (0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+            if !cpus.is_empty() {
+                return cpus;
+            }
+        }
+    }
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n).collect()
+}
+
+/// Pins the calling thread to `cpu`.
+///
+/// # Errors
+/// The OS error when the CPU does not exist or is outside the allowed set, or
+/// `Unsupported` where the OS has no thread affinity.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {cpu} is beyond CPU_SETSIZE")));
+        }
+        // SAFETY: a zeroed cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` < CPU_SETSIZE (checked above), so CPU_SET writes inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: `set` is a valid cpu_set_t of the size we pass; pid 0 is this thread.
+        let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        Err(io::Error::new(io::ErrorKind::Unsupported, "thread affinity is only implemented on Linux"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_is_a_possible_cpu_and_matches_pinning() {
+        let allowed = allowed();
+        assert!(!allowed.is_empty());
+        for &cpu in &allowed {
+            let seen = std::thread::spawn(move || {
+                pin_current_thread(cpu).expect("pinning to an allowed CPU");
+                (current(), sched_getcpu())
+            })
+            .join()
+            .unwrap();
+            assert_eq!(seen, (cpu, cpu), "pinned to CPU {cpu}");
+            assert!(cpu < possible());
+        }
+    }
+
+    #[test]
+    fn pinning_to_a_nonexistent_cpu_fails() {
+        let err = std::thread::spawn(|| pin_current_thread(100_000)).join().unwrap();
+        assert!(err.is_err());
+    }
+}
