@@ -326,7 +326,7 @@ pub fn set_current_cpu(cpu: usize) {
 pub mod barrier {
     #[cfg(all(not(loom), target_os = "linux"))]
     const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
-    #[cfg(all(not(loom), target_os = "linux"))]
+    #[cfg(all(not(loom), not(miri), target_os = "linux"))]
     const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
     #[cfg(all(not(loom), target_os = "linux"))]
     const MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 7;
@@ -346,7 +346,7 @@ pub mod barrier {
     /// Registers this process for expedited membarrier (once) and says whether the
     /// asymmetric pair can be used.
     pub fn init() -> bool {
-        #[cfg(all(not(loom), target_os = "linux"))]
+        #[cfg(all(not(loom), not(miri), target_os = "linux"))]
         {
             static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
             *AVAILABLE.get_or_init(|| {
@@ -357,7 +357,7 @@ pub mod barrier {
                 rc == 0
             })
         }
-        #[cfg(all(not(loom), not(target_os = "linux")))]
+        #[cfg(all(not(loom), any(miri, not(target_os = "linux"))))]
         return false;
         #[cfg(loom)]
         return true;

@@ -25,8 +25,27 @@ static AUX_STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
 pub(crate) const TSC_AUX_CPU_MASK: u32 = 0xfff;
 
 /// The CPU the calling thread is running on (a hint: the thread may migrate at any time).
+///
+/// Under Miri, which cannot ask the OS, each thread is given a fixed pseudo-CPU, spread
+/// round-robin over [`possible`], so per-CPU code still sees several CPUs.
 #[inline]
 pub fn current() -> usize {
+    #[cfg(miri)]
+    {
+        use std::sync::atomic::AtomicUsize;
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        std::thread_local! {
+            static CPU: usize = NEXT.fetch_add(1, Ordering::Relaxed) % possible();
+        }
+        return CPU.with(|c| *c);
+    }
+    #[cfg(not(miri))]
+    current_from_os()
+}
+
+#[inline(always)]
+#[cfg(not(miri))]
+fn current_from_os() -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         if AUX_STATE.load(Ordering::Relaxed) == AUX_OK {
@@ -34,7 +53,7 @@ pub fn current() -> usize {
         }
         if AUX_STATE.load(Ordering::Relaxed) == UNKNOWN {
             tsc_aux_is_cpu();
-            return current();
+            return current_from_os();
         }
     }
     sched_getcpu()
@@ -53,7 +72,7 @@ pub fn tsc_aux_is_cpu() -> bool {
     ok
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 fn check_tsc_aux() -> bool {
     use core::arch::x86_64::__cpuid;
     if !crate::hw::hardware_clock_available() {
@@ -80,13 +99,13 @@ fn check_tsc_aux() -> bool {
     agreed > 0
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), miri))]
 fn check_tsc_aux() -> bool {
     false
 }
 
 /// Reads `IA32_TSC_AUX` with `rdpid`. Only called once [`check_tsc_aux`] saw the CPUID bit.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[inline(always)]
 fn read_tsc_aux() -> u32 {
     let aux: u64;
@@ -175,6 +194,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot pin threads or ask the OS for the CPU")]
     fn current_is_a_possible_cpu_and_matches_pinning() {
         let allowed = allowed();
         assert!(!allowed.is_empty());
@@ -191,6 +211,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot pin threads")]
     fn pinning_to_a_nonexistent_cpu_fails() {
         let err = std::thread::spawn(|| pin_current_thread(100_000)).join().unwrap();
         assert!(err.is_err());

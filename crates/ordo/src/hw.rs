@@ -69,9 +69,16 @@ pub(crate) fn read() -> u64 {
     monotonic_ns()
 }
 
+/// Whether this CPU has a hardware clock we can use (never under Miri, which cannot run the
+/// instructions: the OS clock is used instead).
+#[cfg(miri)]
+pub(crate) fn hardware_clock_available() -> bool {
+    false
+}
+
 /// Whether this CPU has a hardware clock we can use: present, readable from user space and
 /// invariant (constant rate regardless of frequency and sleep states).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) fn hardware_clock_available() -> bool {
     use core::arch::x86_64::__cpuid;
     // `__cpuid` is safe to call on x86-64: every x86-64 CPU implements CPUID.
@@ -85,13 +92,13 @@ pub(crate) fn hardware_clock_available() -> bool {
 }
 
 /// Whether this CPU has a hardware clock we can use (the aarch64 generic timer always is).
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", not(miri)))]
 pub(crate) fn hardware_clock_available() -> bool {
     true
 }
 
 /// Whether this CPU has a hardware clock we can use (none on this target).
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(not(any(target_arch = "x86_64", target_arch = "aarch64")), not(miri)))]
 pub(crate) fn hardware_clock_available() -> bool {
     false
 }
