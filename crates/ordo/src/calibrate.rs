@@ -133,9 +133,15 @@ fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) ->
             }
             pinned
         });
-        let pinned = cpu::pin_current_thread(reader);
-        let mut min = i64::MAX;
-        if pinned.is_ok() {
+        // The reader runs on its own thread too: calibration must never change the affinity
+        // of the thread that asked for the clock.
+        let r = s.spawn(move || -> std::io::Result<i64> {
+            let pinned = cpu::pin_current_thread(reader);
+            if let Err(e) = pinned {
+                shared.run.store(u64::MAX, Ordering::Release);
+                return Err(e);
+            }
+            let mut min = i64::MAX;
             for run in 1..=runs as u64 {
                 shared.clock.store(0, Ordering::Relaxed);
                 shared.run.store(run, Ordering::Release);
@@ -149,11 +155,11 @@ fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) ->
                 let now = read();
                 min = min.min(now.wrapping_sub(published) as i64);
             }
-        } else {
-            shared.run.store(u64::MAX, Ordering::Release);
-        }
+            Ok(min)
+        });
+        let reader_result = r.join().expect("calibration reader thread panicked");
         let writer_result = w.join().expect("calibration writer thread panicked");
-        pinned.map_err(|e| annotate(e, reader))?;
+        let min = reader_result.map_err(|e| annotate(e, reader))?;
         writer_result.map_err(|e| annotate(e, writer))?;
         Ok(min)
     })
@@ -211,6 +217,18 @@ mod tests {
         let m = measure(&cpus, 200, crate::hw::monotonic_ns).expect("calibration over the allowed CPUs");
         assert_eq!(m.cpus(), &cpus[..]);
         assert_eq!(m.entries().count(), cpus.len() * (cpus.len() - 1));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot pin threads")]
+    fn measuring_leaves_the_calling_threads_affinity_alone() {
+        std::thread::spawn(|| {
+            let before = cpu::allowed();
+            measure(&before, 50, crate::hw::monotonic_ns).unwrap();
+            assert_eq!(cpu::allowed(), before);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
