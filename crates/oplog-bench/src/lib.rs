@@ -13,6 +13,7 @@
 
 use std::io;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use clap::Parser;
 
@@ -44,9 +45,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Runs the experiments `cli` selects, sending results to stdout and `--out`.
+/// Runs the experiments `cli` selects, sending results to stdout and to the output directory
+/// (`--out`, or `results/<date-time>/` for `all`).
 pub fn run(cli: &Cli) -> io::Result<()> {
-    if let Some(dir) = &cli.out
+    let out_dir = cli.out_dir(SystemTime::now());
+    if let Some(dir) = &out_dir
         && let Err(e) = std::fs::create_dir_all(dir)
     {
         Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("cannot create the directory: {e}"));
@@ -54,12 +57,11 @@ pub fn run(cli: &Cli) -> io::Result<()> {
     let experiments = experiments::select(&cli.experiment);
     let settings = cli.settings();
     let total = experiments.iter().map(|e| e.points(&settings)).sum();
-    let mut sink = Sink::new(cli.sink_options(), total);
+    let mut sink = Sink::new(cli.sink_options(out_dir), total)?;
     for experiment in experiments {
         sink.begin(experiment);
         experiment.run(&settings, &mut sink)?;
         sink.end()?;
     }
-    sink.finish();
-    Ok(())
+    sink.finish()
 }

@@ -35,6 +35,16 @@ pub trait Experiment: Sync {
         XAxis::Threads
     }
 
+    /// The value the table shows and the plot draws on its y axis (default: ops/s).
+    fn metric(&self) -> Metric {
+        Metric::OPS_PER_SEC
+    }
+
+    /// Whether the plot's x axis is logarithmic (for sweeps over orders of magnitude).
+    fn log_x(&self) -> bool {
+        false
+    }
+
     /// Which ratio columns the terminal table adds.
     fn ratios(&self) -> Ratios {
         Ratios::NONE
@@ -84,6 +94,30 @@ impl XAxis {
         match self {
             XAxis::Threads => format!("{x}T"),
             XAxis::Param { key, .. } => format!("{key}={x}"),
+        }
+    }
+}
+
+/// The value of a record that an experiment's table and plot show: `ops_per_sec`, or a
+/// numeric experiment-specific field such as `cycles_per_write` or `bytes_per_object`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// The record field: `ops_per_sec` or a key of [`Record::extra`].
+    pub key: &'static str,
+    /// Unit label for the table's title line and the plot's y axis, e.g. "ops/s".
+    pub label: &'static str,
+}
+
+impl Metric {
+    /// Median operations per second (all threads together).
+    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s" };
+
+    /// The record's value of this metric, or `None` if the record lacks a numeric one.
+    pub fn value(&self, record: &Record) -> Option<f64> {
+        if self.key == "ops_per_sec" {
+            Some(record.ops_per_sec)
+        } else {
+            record.extra.get(self.key).and_then(|v| v.as_f64())
         }
     }
 }

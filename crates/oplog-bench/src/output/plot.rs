@@ -1,4 +1,5 @@
-//! SVG line charts: one line per implementation, ops/s against the experiment's x axis.
+//! SVG line charts: one line per implementation, the experiment's metric (ops/s unless it
+//! says otherwise) against its x axis, linear or logarithmic.
 //!
 //! Drawn with plotters' SVG backend, which writes text as `<text>` elements and needs no font
 //! files. The x ticks are exactly the measured x values (thread counts), the y axis starts at 0
@@ -36,18 +37,33 @@ const COLORS: [RGBColor; 10] = [
 /// Stroke width of data lines; axis and tick lines are 1 wide.
 const LINE_WIDTH: u32 = 2;
 
-/// Renders `series` as an SVG document with `title` and an x axis labelled `x_label`.
-pub fn render_svg(title: &str, x_label: &str, series: &[Series]) -> Result<String, String> {
+/// What a chart says besides its data: title, axis labels, and the x axis scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chart<'a> {
+    /// Caption above the plot.
+    pub title: &'a str,
+    /// x axis label.
+    pub x_label: &'a str,
+    /// y axis label.
+    pub y_label: &'a str,
+    /// Logarithmic x axis (ignored, linear, when some x is not positive).
+    pub log_x: bool,
+}
+
+/// Renders `series` as an SVG document described by `chart`.
+pub fn render_svg(chart: &Chart, series: &[Series]) -> Result<String, String> {
     let mut svg = String::new();
-    draw(&mut svg, title, x_label, series).map_err(|e| format!("cannot draw the plot: {e}"))?;
+    draw(&mut svg, chart, series).map_err(|e| format!("cannot draw the plot: {e}"))?;
     Ok(svg)
 }
 
-fn draw(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(svg: &mut String, chart_spec: &Chart, series: &[Series]) -> Result<(), Box<dyn std::error::Error>> {
     let xs = x_values(series);
+    let log = chart_spec.log_x && xs.first().is_some_and(|&x| x > 0.0);
+    let scale = |x: f64| if log { x.log10() } else { x };
     let (x_min, x_max) = match (xs.first(), xs.last()) {
-        (Some(&lo), Some(&hi)) if hi > lo => (lo, hi),
-        (Some(&x), _) => (x - 1.0, x + 1.0),
+        (Some(&lo), Some(&hi)) if hi > lo => (scale(lo), scale(hi)),
+        (Some(&x), _) => (scale(x) - 1.0, scale(x) + 1.0),
         _ => (0.0, 1.0),
     };
     let pad = (x_max - x_min) * 0.04;
@@ -57,17 +73,17 @@ fn draw(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Resu
 
     let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
-    let x_range = TickedAxis { inner: ((x_min - pad)..(x_max + pad)).into(), ticks: xs };
+    let x_range = TickedAxis { inner: ((x_min - pad)..(x_max + pad)).into(), ticks: xs, log };
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 24))
+        .caption(chart_spec.title, ("sans-serif", 24))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d(x_range, 0f64..y_top)?;
     chart
         .configure_mesh()
-        .x_desc(x_label)
-        .y_desc("ops/s")
+        .x_desc(chart_spec.x_label)
+        .y_desc(chart_spec.y_label)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .x_label_formatter(&|x| format!("{x}"))
@@ -96,11 +112,19 @@ fn draw(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Resu
     Ok(())
 }
 
-/// A linear f64 axis whose ticks are given values (the measured x values), thinned evenly when
-/// there are more than fit.
+/// An f64 axis, linear or logarithmic, whose ticks are given values (the measured x values),
+/// thinned evenly when there are more than fit.
 struct TickedAxis {
+    /// The axis in plotted units: x, or log10(x) when `log`.
     inner: RangedCoordf64,
     ticks: Vec<f64>,
+    log: bool,
+}
+
+impl TickedAxis {
+    fn to_plotted(&self, x: f64) -> f64 {
+        if self.log { x.log10() } else { x }
+    }
 }
 
 impl Ranged for TickedAxis {
@@ -108,7 +132,7 @@ impl Ranged for TickedAxis {
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        self.inner.map(value, limit)
+        self.inner.map(&self.to_plotted(*value), limit)
     }
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
@@ -118,7 +142,8 @@ impl Ranged for TickedAxis {
     }
 
     fn range(&self) -> Range<f64> {
-        self.inner.range()
+        let plotted = self.inner.range();
+        if self.log { 10f64.powf(plotted.start)..10f64.powf(plotted.end) } else { plotted }
     }
 }
 
@@ -153,7 +178,8 @@ mod tests {
             series("mutex", &[(1.0, 5.0e7), (2.0, 2.0e7)]),
             series("percore-atomic", &[(1.0, 9.0e7), (2.0, 1.8e8)]),
         ];
-        let svg = render_svg("counter: a & b <test>", "threads", &s).unwrap();
+        let chart = Chart { title: "counter: a & b <test>", x_label: "threads", y_label: "ops/s", log_x: false };
+        let svg = render_svg(&chart, &s).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
         assert!(svg.trim_end().ends_with("</svg>"));
         assert_eq!(data_lines(&svg), 3);
@@ -167,12 +193,28 @@ mod tests {
     }
 
     #[test]
+    fn log_axis_ticks_are_the_measured_values() {
+        let s = [series("ticket (2T)", &[(400.0, 1.0e6), (12_500.0, 1.0e5), (200_000.0, 1.0e4)])];
+        let chart = Chart { title: "t", x_label: "parallel work", y_label: "ops/s", log_x: true };
+        let svg = render_svg(&chart, &s).unwrap();
+        let texts = texts(&svg);
+        for tick in ["400", "12500", "200000", "ops/s", "parallel work"] {
+            assert!(texts.contains(&tick.to_owned()), "no text {tick} in {texts:?}");
+        }
+        assert_eq!(data_lines(&svg), 1);
+        // A non-positive x falls back to a linear axis instead of failing.
+        let zero = [series("a", &[(0.0, 1.0), (10.0, 2.0)])];
+        assert_eq!(data_lines(&render_svg(&chart, &zero).unwrap()), 1);
+    }
+
+    #[test]
     fn single_point_and_empty_inputs_render() {
-        let svg = render_svg("t", "threads", &[series("a", &[(4.0, 10.0)])]).unwrap();
+        let chart = Chart { title: "t", x_label: "threads", y_label: "ops/s", log_x: false };
+        let svg = render_svg(&chart, &[series("a", &[(4.0, 10.0)])]).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(texts(&svg).contains(&"a".to_owned()));
         assert_eq!(data_lines(&svg), 1);
-        let svg = render_svg("t", "threads", &[]).unwrap();
+        let svg = render_svg(&chart, &[]).unwrap();
         assert!(svg.starts_with("<svg"));
         assert_eq!(data_lines(&svg), 0);
     }
