@@ -55,8 +55,8 @@ pub struct Cli {
     pub json: bool,
 
     /// Write EXPERIMENT.csv, EXPERIMENT.svg, all.jsonl and report.md into this directory
-    /// (created if missing) [default for `all`: results/<date-time>/; other experiments
-    /// write no files unless given].
+    /// (created if missing). Default for `all`: `results/DATE-TIME/`; other experiments
+    /// write no files unless given.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

@@ -6,6 +6,9 @@
 //! - [`cli`]: flags and their validation;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`pin`]: CPU affinity and the current CPU id;
+//! - [`spin`]: busy work and cycle counts in clock ticks;
+//! - [`alloc_count`]: the global allocator that counts heap bytes for the `memory`
+//!   experiment;
 //! - [`experiments`]: the [`Experiment`](experiments::Experiment) trait, the registry, and one
 //!   module per experiment with its implementations;
 //! - [`output`]: the record of a point and the sink that prints tables or JSON lines and
@@ -17,11 +20,18 @@ use std::time::SystemTime;
 
 use clap::Parser;
 
+pub mod alloc_count;
 pub mod cli;
 pub mod experiments;
 pub mod harness;
 pub mod output;
 pub mod pin;
+pub mod spin;
+
+/// Every allocation of the binary (and of its tests) goes through the counting allocator;
+/// only threads that join a [`alloc_count::Tally`] pay for the accounting.
+#[global_allocator]
+static GLOBAL: alloc_count::CountingAlloc = alloc_count::CountingAlloc;
 
 use cli::Cli;
 use output::Sink;

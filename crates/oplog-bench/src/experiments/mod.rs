@@ -13,11 +13,22 @@ use crate::harness::Settings;
 use crate::output::{Record, Sink};
 
 pub mod clock;
+pub mod contention;
 pub mod counter;
+pub mod memory;
+pub mod read_mix;
+pub mod spinlock;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
-pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+pub static REGISTRY: &[&dyn Experiment] = &[
+    &counter::Counter,
+    &clock::ClockExperiment,
+    &contention::Contention,
+    &memory::Memory,
+    &read_mix::ReadMix,
+    &spinlock::Spinlock,
+];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].
 pub const ALL: &str = "all";
