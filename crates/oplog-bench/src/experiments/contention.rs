@@ -35,9 +35,9 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use ordo::{Clock, Ordo};
 
-use crate::experiments::{Experiment, Metric, Ratios};
+use crate::experiments::{Experiment, Metric, Ratios, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput, median};
-use crate::output::{Record, Sink};
+use crate::output::{Record, Sink, round};
 use crate::spin;
 
 /// Writes between two checks of the stop flag.
@@ -182,7 +182,7 @@ impl Experiment for Contention {
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let clock = ordo::try_global().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let clock = global_clock()?;
         for &threads in &settings.threads {
             for target in IMPLS {
                 sink.point(target.id(), threads);
@@ -190,19 +190,14 @@ impl Experiment for Contention {
                 let m = measure(target, clock, &run);
                 sink.push(
                     Record::new(self.name(), target.id(), &run, &m.throughput)
-                        .with("cycles_per_write", round1(m.ticks_per_write))
-                        .with("ns_per_write", round1(spin::ticks_to_ns(clock, m.ticks_per_write)))
+                        .with("cycles_per_write", round(1, m.ticks_per_write))
+                        .with("ns_per_write", round(1, spin::ticks_to_ns(clock, m.ticks_per_write)))
                         .with("tick_unit", spin::unit(clock)),
                 )?;
             }
         }
         Ok(())
     }
-}
-
-/// `x` rounded to one decimal.
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ use serde_json::json;
 use crate::alloc_count::Tally;
 use crate::experiments::{Experiment, Metric};
 use crate::harness::{Run, Settings, Stop, Throughput, median};
-use crate::output::{Annex, Record, Sink};
+use crate::output::{Annex, Record, Sink, round};
 use crate::pin;
 
 /// Objects per repetition (000 §7.3 is about millions of dentries).
@@ -308,10 +308,10 @@ impl Memory {
             let oplog_fixed = oplog_per_core_fixed * cores as f64;
             annex.row(vec![
                 json!(cores),
-                json!(round2(plain.bytes_per_object)),
-                json!(round2(oplog.bytes_per_object)),
-                json!(round2(percore_bytes)),
-                json!(round2(percore_rest + 64.0 * cores as f64)),
+                json!(round(2, plain.bytes_per_object)),
+                json!(round(2, oplog.bytes_per_object)),
+                json!(round(2, percore_bytes)),
+                json!(round(2, percore_rest + 64.0 * cores as f64)),
                 json!(oplog_fixed.round()),
                 json!((percore_bytes * 1e6).round()),
                 json!((oplog.bytes_per_object * 1e6 + oplog_fixed).round()),
@@ -350,10 +350,10 @@ impl Experiment for Memory {
                 sink.push(
                     Record::new(self.name(), entry.id, &run, &f.throughput)
                         .with("objects", count)
-                        .with("bytes_per_object", round2(f.bytes_per_object))
+                        .with("bytes_per_object", round(2, f.bytes_per_object))
                         .with("inline_bytes", f.inline_bytes)
-                        .with("heap_bytes_per_object", round2(f.bytes_per_object - f.inline_bytes as f64))
-                        .with("bytes_per_object_after_read", round2(f.bytes_per_object_after_read))
+                        .with("heap_bytes_per_object", round(2, f.bytes_per_object - f.inline_bytes as f64))
+                        .with("bytes_per_object_after_read", round(2, f.bytes_per_object_after_read))
                         .with("fixed_bytes", f.fixed_bytes)
                         .with("cores", f.cores),
                 )?;
@@ -376,11 +376,6 @@ impl Experiment for Memory {
         }
         Ok(())
     }
-}
-
-/// `x` rounded to two decimals.
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 #[cfg(test)]

@@ -152,6 +152,12 @@ pub fn by_name(name: &str) -> Option<&'static dyn Experiment> {
     REGISTRY.iter().copied().find(|e| e.name() == name)
 }
 
+/// The process-wide Ordo clock (calibrated on first use), or its configuration error as
+/// an `InvalidInput` I/O error.
+pub fn global_clock() -> io::Result<&'static std::sync::Arc<ordo::Ordo>> {
+    ordo::try_global().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))
+}
+
 /// The experiments a command-line name stands for: [`ALL`] is every one, in registry order.
 pub fn select(name: &str) -> Vec<&'static dyn Experiment> {
     if name == ALL { REGISTRY.to_vec() } else { by_name(name).into_iter().collect() }

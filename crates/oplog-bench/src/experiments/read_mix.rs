@@ -32,7 +32,7 @@ use serde_json::json;
 
 use crate::experiments::{Experiment, XAxis};
 use crate::harness::{Run, Settings, Stop, Throughput};
-use crate::output::{Annex, Record, Sink};
+use crate::output::{Annex, Record, Sink, round};
 
 pub mod stats;
 pub mod wrappers;
@@ -167,7 +167,7 @@ impl ReadMix {
         for point in points {
             let Some(ops) = results.get(point) else { continue };
             let ratio = |i: usize| {
-                if ops[i] > 0.0 { json!((ops[oplog] / ops[i] * 100.0).round() / 100.0) } else { json!(null) }
+                if ops[i] > 0.0 { json!(round(2, ops[oplog] / ops[i])) } else { json!(null) }
             };
             let fastest = (0..ops.len()).max_by(|&a, &b| ops[a].total_cmp(&ops[b])).map(|i| IMPLS[i].id);
             annex.row(vec![json!(point.0), json!(point.1), ratio(mutex), ratio(nr), json!(fastest)]);

@@ -25,10 +25,10 @@ use std::io;
 use ordo::Ordo;
 use serde_json::{Value, json};
 
-use crate::experiments::{Experiment, XAxis, contention};
+use crate::experiments::{Experiment, XAxis, contention, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput};
 use crate::output::plot::Chart;
-use crate::output::{Annex, Record, Series, Sink};
+use crate::output::{Annex, Record, Series, Sink, round};
 use crate::spin;
 
 pub mod locks;
@@ -120,7 +120,7 @@ impl Spinlock {
             parallels.iter().map(|&p| Model::for_loop(p as f64, SERIAL_TICKS as f64, transfer)).collect();
         for n in 1..=MODEL_CORES {
             let mut row = vec![json!(n)];
-            row.extend(models.iter().map(|m| json!(round2(m.speedup(n)))));
+            row.extend(models.iter().map(|m| json!(round(2, m.speedup(n)))));
             annex.row(row);
         }
         annex
@@ -139,9 +139,9 @@ impl Spinlock {
                 let mut row = vec![json!(p), json!(t)];
                 row.extend(
                     (0..IMPLS.len())
-                        .map(|i| Self::measured_speedup(measured, p, t, i).map_or(Value::Null, |s| json!(round2(s)))),
+                        .map(|i| Self::measured_speedup(measured, p, t, i).map_or(Value::Null, |s| json!(round(2, s)))),
                 );
-                row.push(json!(round2(model.speedup(t))));
+                row.push(json!(round(2, model.speedup(t))));
                 annex.row(row);
             }
         }
@@ -190,7 +190,7 @@ impl Experiment for Spinlock {
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let clock = ordo::try_global().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let clock = global_clock()?;
         let parallels = settings.sweep(&PARALLEL_TICKS, &QUICK_PARALLEL_TICKS);
         let mut measured: Measured = Vec::new();
         for &threads in &settings.threads {
@@ -205,7 +205,7 @@ impl Experiment for Spinlock {
                         .with("serial_cycles", SERIAL_TICKS)
                         .with("tick_unit", spin::unit(clock));
                     if let Some(s) = Self::measured_speedup(&measured, parallel, threads, i) {
-                        record = record.with("speedup", round2(s));
+                        record = record.with("speedup", round(2, s));
                     }
                     sink.push(record)?;
                 }
@@ -227,11 +227,6 @@ impl Experiment for Spinlock {
         };
         sink.figure("model", &chart, &Self::figure_series(parallels, &settings.threads, &measured, transfer))
     }
-}
-
-/// `x` rounded to two decimals.
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 #[cfg(test)]
@@ -262,7 +257,7 @@ mod tests {
         assert_eq!(speedup.rows[1][2], json!(1.5));
         assert_eq!(speedup.rows[1][3], Value::Null, "mcs at 2 threads was not measured");
         let predicted = Model::for_loop(400.0, 400.0, 160.0).speedup(2);
-        assert_eq!(speedup.rows[1][5], json!(round2(predicted)));
+        assert_eq!(speedup.rows[1][5], json!(round(2, predicted)));
         let series = Spinlock::figure_series(&[400], &[1, 2], &measured, 160.0);
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].points.len(), MODEL_CORES);

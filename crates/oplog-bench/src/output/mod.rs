@@ -176,6 +176,12 @@ pub fn format_eng(value: f64) -> String {
     format!("{scaled:.digits$}{}", PREFIXES[exp as usize])
 }
 
+/// `x` rounded to `decimals` decimal places, for the fields of records and annexes.
+pub fn round(decimals: i32, x: f64) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
 /// What the sink produces besides the progress bar.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SinkOptions {
@@ -510,6 +516,13 @@ mod tests {
         let text = buf.text();
         assert!(text.starts_with("counter: "), "{text}");
         assert!(text.contains("atomic  5.00M"), "{text}");
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round(2, 149.65888), 149.66);
+        assert_eq!(round(1, 70.46), 70.5);
+        assert_eq!(round(0, 2.5), 3.0);
     }
 
     #[test]
