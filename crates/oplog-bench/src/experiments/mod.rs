@@ -10,6 +10,7 @@
 use std::io;
 
 use crate::harness::Settings;
+use crate::output::plot::Scale;
 use crate::output::{Record, Sink};
 
 pub mod clock;
@@ -51,8 +52,13 @@ pub trait Experiment: Sync {
         Metric::OPS_PER_SEC
     }
 
-    /// Whether the plot's x axis is logarithmic (for sweeps over orders of magnitude).
-    fn log_x(&self) -> bool {
+    /// How the plot places x values (default: linear).
+    fn x_scale(&self) -> Scale {
+        Scale::Linear
+    }
+
+    /// Whether the plot's y axis is logarithmic (for values over orders of magnitude).
+    fn log_y(&self) -> bool {
         false
     }
 

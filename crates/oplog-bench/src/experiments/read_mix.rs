@@ -32,6 +32,7 @@ use serde_json::json;
 
 use crate::experiments::{Experiment, XAxis};
 use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::output::plot::Scale;
 use crate::output::{Annex, Record, Sink, round};
 
 pub mod stats;
@@ -187,6 +188,10 @@ impl Experiment for ReadMix {
 
     fn x_axis(&self) -> XAxis {
         XAxis::Param { key: "update_pct", label: "updates (% of operations)" }
+    }
+
+    fn x_scale(&self) -> Scale {
+        Scale::Even
     }
 
     fn points(&self, settings: &Settings) -> u64 {

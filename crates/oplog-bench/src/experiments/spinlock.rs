@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::experiments::{Experiment, XAxis, contention, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput};
-use crate::output::plot::Chart;
+use crate::output::plot::{Chart, Scale};
 use crate::output::{Annex, Record, Series, Sink, round};
 use crate::spin;
 
@@ -181,7 +181,11 @@ impl Experiment for Spinlock {
         XAxis::Param { key: "parallel_cycles", label: "parallel work per iteration (clock ticks)" }
     }
 
-    fn log_x(&self) -> bool {
+    fn x_scale(&self) -> Scale {
+        Scale::Log
+    }
+
+    fn log_y(&self) -> bool {
         true
     }
 
@@ -223,7 +227,8 @@ impl Experiment for Spinlock {
             title: "spinlock: ticket lock speedup, 001 Appendix A model (1..48 cores) and measured",
             x_label: "cores",
             y_label: "speedup over one core",
-            log_x: false,
+            x_scale: Scale::Linear,
+            log_y: false,
         };
         sink.figure("model", &chart, &Self::figure_series(parallels, &settings.threads, &measured, transfer))
     }

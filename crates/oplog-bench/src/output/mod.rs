@@ -203,6 +203,8 @@ pub struct Sink {
     jsonl: Option<io::BufWriter<fs::File>>,
     /// The report's sections so far (with an output directory).
     sections: Vec<report::Section>,
+    /// The report's description of the cores, taken before any experiment ran.
+    cores: String,
     started: Instant,
 }
 
@@ -239,7 +241,16 @@ impl Sink {
             }
             None => None,
         };
-        Ok(Self { options, stdout, progress, current: None, jsonl, sections: Vec::new(), started: Instant::now() })
+        Ok(Self {
+            options,
+            stdout,
+            progress,
+            current: None,
+            jsonl,
+            sections: Vec::new(),
+            cores: report::cores_line(),
+            started: Instant::now(),
+        })
     }
 
     /// Starts collecting the records of `experiment`.
@@ -367,7 +378,7 @@ impl Sink {
             return Ok(());
         };
         let report = report::Report {
-            header: report::Header::collect(self.started.elapsed()),
+            header: report::Header::collect(self.started.elapsed(), std::mem::take(&mut self.cores)),
             sections: std::mem::take(&mut self.sections),
         };
         let path = dir.join(REPORT_FILE);
@@ -395,7 +406,13 @@ pub fn write_files(dir: &Path, experiment: &dyn Experiment, records: &[Record]) 
     let axis = experiment.x_axis();
     let metric = experiment.metric();
     let title = format!("{}: {}", experiment.name(), experiment.description());
-    let chart = plot::Chart { title: &title, x_label: axis.label(), y_label: metric.label, log_x: experiment.log_x() };
+    let chart = plot::Chart {
+        title: &title,
+        x_label: axis.label(),
+        y_label: metric.label,
+        x_scale: experiment.x_scale(),
+        log_y: experiment.log_y(),
+    };
     let svg = plot::render_svg(&chart, &group_series(records, axis, metric)).map_err(io::Error::other)?;
     fs::write(&svg_path, svg)?;
     Ok(vec![csv_path, svg_path])
@@ -488,7 +505,7 @@ mod tests {
         let mut annex = Annex::new("extra", "an annex", &["k"]);
         annex.row(vec![serde_json::json!(1)]);
         sink.annex(annex).unwrap();
-        let chart = plot::Chart { title: "t", x_label: "x", y_label: "y", log_x: false };
+        let chart = plot::Chart { title: "t", x_label: "x", y_label: "y", x_scale: plot::Scale::Linear, log_y: false };
         sink.figure("model", &chart, &[Series { label: "m".into(), points: vec![(1.0, 1.0)] }]).unwrap();
         sink.end().unwrap();
         sink.finish().unwrap();

@@ -28,17 +28,17 @@ pub struct Header {
 }
 
 impl Header {
-    /// The header of this process's run, which took `elapsed`: now, this machine, the
-    /// process-wide Ordo clock (calibrated now if no experiment used it), `std::env::args`.
-    pub fn collect(elapsed: Duration) -> Self {
-        let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    /// The header of this process's run, which took `elapsed`, on a machine whose cores
+    /// [`cores_line`] described at the start: now, the CPU model, the process-wide Ordo
+    /// clock (calibrated now if no experiment used it), `std::env::args`.
+    pub fn collect(elapsed: Duration, cores: String) -> Self {
         Self {
             date: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             cpu_model: std::fs::read_to_string("/proc/cpuinfo")
                 .ok()
                 .and_then(|text| cpu_model(&text))
                 .unwrap_or_else(|| "unknown".to_owned()),
-            cores: format!("{available} available to this process ({} possible)", ordo::cpu::possible()),
+            cores,
             clock: match ordo::try_global() {
                 Ok(clock) => clock.describe(),
                 Err(e) => format!("not available: {e}"),
@@ -47,6 +47,13 @@ impl Header {
             elapsed,
         }
     }
+}
+
+/// "N available to this process (M possible)". Call it before any experiment runs: Ordo's
+/// calibration pins the calling thread, after which the main thread sees one CPU.
+pub fn cores_line() -> String {
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{available} available to this process ({} possible)", ordo::cpu::possible())
 }
 
 /// One experiment's part of the report.
@@ -230,7 +237,7 @@ mod tests {
 
     #[test]
     fn the_header_describes_this_machine() {
-        let h = Header::collect(Duration::from_secs(1));
+        let h = Header::collect(Duration::from_secs(1), cores_line());
         assert!(h.date.ends_with('Z') && h.date.len() == 20, "{}", h.date);
         assert!(h.cores.contains("available"));
         assert!(!h.command.is_empty());
