@@ -32,8 +32,11 @@
 //! Bytes are requested sizes; the allocator's per-block headers come on top (they only
 //! matter for `percore`, one heap block per object). The `at-scale` annex computes, from
 //! these measured parts, what each layout costs at this machine's core count, at 48 and
-//! at 256 cores: `percore` grows by 8 bytes (64 padded) per core per object, `oplog` by a
-//! fixed `cache_slots` × slot size per core, independent of the number of objects.
+//! at 256 cores: `percore` grows by 8 bytes (64 padded) per core per object; `oplog` after
+//! reads has no per-core part per object, plus a fixed `cache_slots` × slot size per core
+//! for all objects together. While evicted logs wait for their object's next synchronize,
+//! an OpLog object also holds one log per core that updated it; that peak
+//! (`bytes_per_object`) is measured here but not extrapolated.
 
 use std::io;
 use std::sync::Arc;
@@ -285,36 +288,39 @@ impl Memory {
         let mut annex = Annex::new(
             "at-scale",
             &format!(
-                "bytes per object at {} cores (measured) and more (computed): percore + 8 B per core (64 B padded), \
-                 oplog per object unchanged + fixed log caches of {} B per core",
+                "bytes per object at {} cores (measured) and more (computed): percore + 8 B per core (64 B padded); \
+                 oplog after every object was read (logs applied: no per-core part) + fixed log caches of {} B per \
+                 core. oplog with logs still pending (bytes_per_object) keeps one evicted log per core that updated \
+                 the object, so it grows with that count and is not extrapolated",
                 percore.cores,
                 oplog.fixed_bytes / oplog.cores.max(1)
             ),
             &[
                 "cores",
                 "plain",
-                "oplog",
+                "oplog_after_read",
                 "percore",
                 "percore_padded",
                 "oplog_fixed_bytes",
                 "percore_total_1m_objects_bytes",
-                "oplog_total_1m_objects_bytes",
+                "oplog_after_read_total_1m_objects_bytes",
             ],
         );
         let percore_rest = percore.bytes_per_object - 8.0 * percore.cores as f64;
         let oplog_per_core_fixed = oplog.fixed_bytes as f64 / oplog.cores.max(1) as f64;
+        let oplog_steady = oplog.bytes_per_object_after_read;
         for cores in std::iter::once(percore.cores).chain(SCALE_CORES) {
             let percore_bytes = percore_rest + 8.0 * cores as f64;
             let oplog_fixed = oplog_per_core_fixed * cores as f64;
             annex.row(vec![
                 json!(cores),
                 json!(round(2, plain.bytes_per_object)),
-                json!(round(2, oplog.bytes_per_object)),
+                json!(round(2, oplog_steady)),
                 json!(round(2, percore_bytes)),
                 json!(round(2, percore_rest + 64.0 * cores as f64)),
                 json!(oplog_fixed.round()),
                 json!((percore_bytes * 1e6).round()),
-                json!((oplog.bytes_per_object * 1e6 + oplog_fixed).round()),
+                json!((oplog_steady * 1e6 + oplog_fixed).round()),
             ]);
         }
         annex
@@ -415,23 +421,25 @@ mod tests {
 
     #[test]
     fn at_scale_extrapolates_percore_and_oplog_fixed_cost() {
-        let t = Throughput::from_samples(vec![1.0]);
-        let f = |bytes: f64, fixed: usize, cores: usize| Footprint {
-            throughput: t.clone(),
+        let f = |peak: f64, after_read: f64, fixed: usize, cores: usize| Footprint {
+            throughput: Throughput::from_samples(vec![1.0]),
             inline_bytes: 8,
-            bytes_per_object: bytes,
-            bytes_per_object_after_read: bytes,
+            bytes_per_object: peak,
+            bytes_per_object_after_read: after_read,
             fixed_bytes: fixed,
             cores,
         };
-        let annex = Memory::at_scale(&f(32.0, 2 * 32768, 2), &f(32.0, 0, 2), &f(8.0, 0, 1));
+        let (oplog, percore, plain) = (f(150.0, 40.0, 2 * 32768, 2), f(32.0, 32.0, 0, 2), f(8.0, 8.0, 0, 0));
+        let annex = Memory::at_scale(&oplog, &percore, &plain);
         let cores: Vec<_> = annex.rows.iter().map(|r| r[0].clone()).collect();
         assert_eq!(cores, [json!(2), json!(48), json!(256)]);
         // percore: 16 B of pointer + 8 B per core; 64 B per core padded.
+        assert_eq!(annex.rows[0][3], json!(32.0));
         assert_eq!(annex.rows[1][3], json!(16.0 + 8.0 * 48.0));
         assert_eq!(annex.rows[2][4], json!(16.0 + 64.0 * 256.0));
-        // oplog: per object unchanged, fixed cost per core times cores.
-        assert_eq!(annex.rows[2][2], json!(32.0));
+        // oplog: the steady state (after reads) per object, fixed cost per core times cores.
+        assert!(annex.rows.iter().all(|r| r[2] == json!(40.0)));
         assert_eq!(annex.rows[1][5], json!(32768.0 * 48.0));
+        assert_eq!(annex.rows[1][7], json!(40.0 * 1e6 + 32768.0 * 48.0));
     }
 }
