@@ -1,12 +1,12 @@
 //! The command line: `oplog-bench <EXPERIMENT> [--threads LIST] [--duration-ms N] [--reps N]
-//! [--json] [--out DIR]`, and the validation of every value.
+//! [--quick] [--json] [--out DIR]`, and the validation of every value.
 //!
 //! Usage errors go through clap, which prints the flag, the bad value and the reason, and
 //! exits with status 2.
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{CommandFactory, Parser};
@@ -37,39 +37,72 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", value_parser = parse_thread_list)]
     pub threads: Option<ThreadList>,
 
-    /// Wall-clock milliseconds per repetition.
-    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = parse_at_least_one::<u64>)]
-    pub duration_ms: u64,
+    /// Wall-clock milliseconds per repetition [default: 200, or 50 with --quick].
+    #[arg(long, value_name = "MS", value_parser = parse_at_least_one::<u64>)]
+    pub duration_ms: Option<u64>,
 
-    /// Repetitions per point; the median is reported.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = parse_at_least_one::<u32>)]
-    pub reps: u32,
+    /// Repetitions per point; the median is reported [default: 3, or 1 with --quick].
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one::<u32>)]
+    pub reps: Option<u32>,
+
+    /// Quick version of every experiment: shorter runs, fewer repetitions, fewer sweep
+    /// points and smaller sizes (`all --quick` takes well under a minute).
+    #[arg(long)]
+    pub quick: bool,
 
     /// Print one JSON object per measured point on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
 
-    /// Also write EXPERIMENT.csv and EXPERIMENT.svg into this directory (created if
-    /// missing).
+    /// Write EXPERIMENT.csv, EXPERIMENT.svg, all.jsonl and report.md into this directory
+    /// (created if missing). Default for `all`: `results/DATE-TIME/`; other experiments
+    /// write no files unless given.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
+
+/// Milliseconds per repetition without `--duration-ms`.
+pub const DEFAULT_DURATION_MS: u64 = 200;
+/// Milliseconds per repetition with `--quick` and without `--duration-ms`.
+pub const QUICK_DURATION_MS: u64 = 50;
+/// Repetitions per point without `--reps`.
+pub const DEFAULT_REPS: u32 = 3;
+/// Repetitions per point with `--quick` and without `--reps`.
+pub const QUICK_REPS: u32 = 1;
+/// Where `all` writes its files without `--out`: `results/<date-time>/` (UTC).
+pub const DEFAULT_RESULTS_DIR: &str = "results";
 
 impl Cli {
     /// The experiment settings: thread counts (default 1..=available cores), duration, reps,
     /// and threads pinned over the process's affinity mask.
     pub fn settings(&self) -> Settings {
+        let (duration_ms, reps) =
+            if self.quick { (QUICK_DURATION_MS, QUICK_REPS) } else { (DEFAULT_DURATION_MS, DEFAULT_REPS) };
         Settings {
             threads: self.threads.clone().map_or_else(default_threads, |list| list.0),
-            duration: Duration::from_millis(self.duration_ms),
-            reps: self.reps,
+            duration: Duration::from_millis(self.duration_ms.unwrap_or(duration_ms)),
+            reps: self.reps.unwrap_or(reps),
             placement: Placement::from_process(),
+            quick: self.quick,
         }
     }
 
-    /// What the output sink should produce.
-    pub fn sink_options(&self) -> SinkOptions {
-        SinkOptions { json: self.json, out_dir: self.out.clone() }
+    /// The output directory: `--out`, or for `all` without it `results/<date-time>/`
+    /// under the current directory, with the time of `now` in UTC (`2026-05-01T12-34-56Z`:
+    /// RFC 3339 with `-` for `:`, which some file systems reject).
+    pub fn out_dir(&self, now: SystemTime) -> Option<PathBuf> {
+        if let Some(dir) = &self.out {
+            return Some(dir.clone());
+        }
+        (self.experiment == ALL).then(|| {
+            let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(':', "-");
+            PathBuf::from(DEFAULT_RESULTS_DIR).join(stamp)
+        })
+    }
+
+    /// What the output sink should produce, writing files into `out_dir`.
+    pub fn sink_options(&self, out_dir: Option<PathBuf>) -> SinkOptions {
+        SinkOptions { json: self.json, out_dir }
     }
 
     /// Prints a usage error about `flag`'s `value` (clap's format) and exits with status 2.
@@ -175,10 +208,11 @@ mod tests {
     #[test]
     fn defaults_and_errors_through_clap() {
         let cli = Cli::try_parse_from(["oplog-bench", "counter"]).unwrap();
-        assert_eq!((cli.duration_ms, cli.reps, cli.json), (200, 3, false));
+        assert_eq!((cli.duration_ms, cli.reps, cli.json, cli.quick), (None, None, false, false));
         let settings = cli.settings();
         assert_eq!(settings.threads, default_threads());
         assert_eq!(settings.threads[0], 1);
+        assert_eq!((settings.duration, settings.reps, settings.quick), (Duration::from_millis(200), 3, false));
 
         let cli = Cli::try_parse_from(["oplog-bench", "all", "--threads", "2,1"]).unwrap();
         assert_eq!(cli.settings().threads, [1, 2]);
@@ -193,6 +227,28 @@ mod tests {
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(needle), "{e}");
         }
+    }
+
+    #[test]
+    fn quick_shortens_defaults_but_not_explicit_values() {
+        let quick = Cli::try_parse_from(["oplog-bench", "all", "--quick"]).unwrap().settings();
+        assert!(quick.quick);
+        assert_eq!((quick.duration, quick.reps), (Duration::from_millis(QUICK_DURATION_MS), QUICK_REPS));
+        let explicit =
+            Cli::try_parse_from(["oplog-bench", "all", "--quick", "--duration-ms", "7", "--reps", "2"]).unwrap();
+        let explicit = explicit.settings();
+        assert_eq!((explicit.duration, explicit.reps, explicit.quick), (Duration::from_millis(7), 2, true));
+    }
+
+    #[test]
+    fn all_writes_into_a_dated_results_dir_by_default() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_777_638_896);
+        let all = Cli::try_parse_from(["oplog-bench", "all"]).unwrap();
+        assert_eq!(all.out_dir(now), Some(PathBuf::from("results/2026-05-01T12-34-56Z")));
+        let one = Cli::try_parse_from(["oplog-bench", "counter"]).unwrap();
+        assert_eq!(one.out_dir(now), None);
+        let given = Cli::try_parse_from(["oplog-bench", "all", "--out", "x/y"]).unwrap();
+        assert_eq!(given.out_dir(now), Some(PathBuf::from("x/y")));
     }
 
     #[test]

@@ -23,7 +23,13 @@ use crossbeam_utils::CachePadded;
 
 use crate::pin::Placement;
 
-/// What every experiment is asked to do: thread counts, duration, repetitions, placement.
+/// What every experiment is asked to do: thread counts, duration, repetitions, placement,
+/// and whether to run a quick version.
+///
+/// `quick` (`--quick`) asks every experiment for a short version: the command line already
+/// shortens the duration and repetitions, and each experiment also measures fewer points
+/// of its own sweeps (pick them with [`Settings::sweep`]) and smaller problem sizes, so that
+/// `all --quick` stays well under a minute.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     /// Thread counts to measure, sorted ascending, without duplicates, each ≥ 1.
@@ -34,9 +40,21 @@ pub struct Settings {
     pub reps: u32,
     /// Where worker threads run.
     pub placement: Placement,
+    /// Run the quick version of every experiment (fewer sweep points, smaller sizes).
+    pub quick: bool,
 }
 
 impl Settings {
+    /// The points of a swept parameter to measure: `full`, or `quick` with `--quick`.
+    pub fn sweep<'a, T>(&self, full: &'a [T], quick: &'a [T]) -> &'a [T] {
+        if self.quick { quick } else { full }
+    }
+
+    /// A problem size: `full`, or `quick` with `--quick`.
+    pub fn size(&self, full: usize, quick: usize) -> usize {
+        if self.quick { quick } else { full }
+    }
+
     /// The runner for one point of this configuration at `threads` threads.
     pub fn at(&self, threads: usize) -> Run<'_> {
         Run { threads, duration: self.duration, reps: self.reps, placement: &self.placement }
@@ -188,6 +206,27 @@ impl Run<'_> {
         S: Sync,
         W: Fn(&S, usize, &Stop) -> u64 + Sync,
     {
+        self.run_threads(shared, worker, true)
+    }
+
+    /// Runs a fixed amount of work once: like [`Run::run_once`], but the stop flag is never
+    /// raised and the repetition lasts until every worker has returned (the settings'
+    /// duration is not used). `elapsed` runs from the start gate to the last return.
+    pub fn run_to_completion<S, W>(&self, shared: &S, worker: &W) -> RepResult
+    where
+        S: Sync,
+        W: Fn(&S, usize, &Stop) -> u64 + Sync,
+    {
+        self.run_threads(shared, worker, false)
+    }
+
+    /// Spawns the pinned workers, opens the gate, and, when `timed`, raises the stop flag
+    /// after the duration; then joins them.
+    fn run_threads<S, W>(&self, shared: &S, worker: &W, timed: bool) -> RepResult
+    where
+        S: Sync,
+        W: Fn(&S, usize, &Stop) -> u64 + Sync,
+    {
         assert!(self.threads >= 1, "a run needs at least one thread");
         let stop = Stop::new();
         let gate = StartGate::default();
@@ -223,8 +262,10 @@ impl Run<'_> {
             gate.wait_for(self.threads);
             let start = Instant::now();
             gate.open();
-            thread::sleep(self.duration);
-            stop.stop();
+            if timed {
+                thread::sleep(self.duration);
+                stop.stop();
+            }
 
             let mut ops = 0u64;
             let mut end = start;
@@ -357,6 +398,39 @@ mod tests {
         });
         assert_eq!(rep.ops, 4);
         assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) == 1));
+    }
+
+    #[test]
+    fn fixed_work_runs_until_every_worker_returns() {
+        let placement = Placement::from_process();
+        // A duration far longer than the work: completion must not wait for it.
+        let run = Run { threads: 2, duration: Duration::from_secs(60), reps: 1, placement: &placement };
+        let total = AtomicU64::new(0);
+        let started = Instant::now();
+        let rep = run.run_to_completion(&total, &|total: &AtomicU64, i, stop: &Stop| {
+            assert!(!stop.is_stopped());
+            total.fetch_add(1000 + i as u64, Ordering::Relaxed);
+            1000
+        });
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(rep.ops, 2000);
+        assert_eq!(total.load(Ordering::Relaxed), 2001);
+    }
+
+    #[test]
+    fn quick_settings_pick_the_quick_sweep() {
+        let mut settings = Settings {
+            threads: vec![1],
+            duration: Duration::from_millis(1),
+            reps: 1,
+            placement: Placement::unpinned(),
+            quick: false,
+        };
+        assert_eq!(settings.sweep(&[0, 50, 100], &[50]), [0, 50, 100]);
+        assert_eq!(settings.size(1_000_000, 1000), 1_000_000);
+        settings.quick = true;
+        assert_eq!(settings.sweep(&[0, 50, 100], &[50]), [50]);
+        assert_eq!(settings.size(1_000_000, 1000), 1000);
     }
 
     #[test]

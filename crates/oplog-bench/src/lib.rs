@@ -6,6 +6,9 @@
 //! - [`cli`]: flags and their validation;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`pin`]: CPU affinity and the current CPU id;
+//! - [`spin`]: busy work and cycle counts in clock ticks;
+//! - [`alloc_count`]: the global allocator that counts heap bytes for the `memory`
+//!   experiment;
 //! - [`experiments`]: the [`Experiment`](experiments::Experiment) trait, the registry, and one
 //!   module per experiment with its implementations;
 //! - [`output`]: the record of a point and the sink that prints tables or JSON lines and
@@ -13,14 +16,22 @@
 
 use std::io;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use clap::Parser;
 
+pub mod alloc_count;
 pub mod cli;
 pub mod experiments;
 pub mod harness;
 pub mod output;
 pub mod pin;
+pub mod spin;
+
+/// Every allocation of the binary (and of its tests) goes through the counting allocator;
+/// only threads that join a [`alloc_count::Tally`] pay for the accounting.
+#[global_allocator]
+static GLOBAL: alloc_count::CountingAlloc = alloc_count::CountingAlloc;
 
 use cli::Cli;
 use output::Sink;
@@ -44,9 +55,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Runs the experiments `cli` selects, sending results to stdout and `--out`.
+/// Runs the experiments `cli` selects, sending results to stdout and to the output directory
+/// (`--out`, or `results/<date-time>/` for `all`).
 pub fn run(cli: &Cli) -> io::Result<()> {
-    if let Some(dir) = &cli.out
+    let out_dir = cli.out_dir(SystemTime::now());
+    if let Some(dir) = &out_dir
         && let Err(e) = std::fs::create_dir_all(dir)
     {
         Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("cannot create the directory: {e}"));
@@ -54,12 +67,11 @@ pub fn run(cli: &Cli) -> io::Result<()> {
     let experiments = experiments::select(&cli.experiment);
     let settings = cli.settings();
     let total = experiments.iter().map(|e| e.points(&settings)).sum();
-    let mut sink = Sink::new(cli.sink_options(), total);
+    let mut sink = Sink::new(cli.sink_options(out_dir), total)?;
     for experiment in experiments {
         sink.begin(experiment);
         experiment.run(&settings, &mut sink)?;
         sink.end()?;
     }
-    sink.finish();
-    Ok(())
+    sink.finish()
 }

@@ -161,3 +161,57 @@ fn a_malformed_ordo_variable_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ORDO_BOUNDARY=\"soon\" is not valid"), "{stderr}");
 }
+
+#[test]
+fn all_quick_writes_every_experiments_files_and_the_report() {
+    let dir = scratch_dir("all-quick");
+    let out = bench(&[
+        "all",
+        "--quick",
+        "--threads",
+        "1",
+        "--duration-ms",
+        "5",
+        "--reps",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "status {:?}\n{stderr}", out.status);
+    let report = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    let jsonl = std::fs::read_to_string(dir.join("all.jsonl")).expect("all.jsonl");
+    let lines: Vec<Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let names: Vec<&str> = oplog_bench::experiments::REGISTRY.iter().map(|e| e.name()).collect();
+    for name in ["counter", "clock", "contention", "memory", "read-mix", "spinlock"] {
+        assert!(names.contains(&name), "{name} is not registered");
+    }
+    for name in names {
+        for file in [format!("{name}.csv"), format!("{name}.svg")] {
+            assert!(dir.join(&file).exists(), "no {file}");
+            assert!(report.contains(&format!("({file})")), "report.md does not link {file}");
+        }
+        assert!(report.contains(&format!("\n## {name}\n")), "report.md has no section {name}");
+        assert!(lines.iter().any(|v| v["experiment"] == name), "all.jsonl has no line of {name}");
+    }
+    // The experiments' required ids and fields.
+    let has = |experiment: &str, id: &str, field: &str| {
+        lines.iter().any(|v| v["experiment"] == experiment && v["impl"] == id && v[field].is_number())
+    };
+    for id in ["oplog", "percore", "plain"] {
+        assert!(has("memory", id, "bytes_per_object"), "memory {id}");
+    }
+    for id in ["oplog", "mutex", "node-replication"] {
+        assert!(has("read-mix", id, "update_pct"), "read-mix {id}");
+    }
+    for id in ["shared-line", "own-line"] {
+        assert!(has("contention", id, "cycles_per_write"), "contention {id}");
+    }
+    for id in ["ticket", "mcs", "mutex"] {
+        assert!(has("spinlock", id, "parallel_cycles"), "spinlock {id}");
+    }
+    let model_rows = lines.iter().filter(|v| v["experiment"] == "spinlock" && v["annex"] == "model").count();
+    assert_eq!(model_rows, 48, "the model covers 1..48 cores");
+    assert!(dir.join("spinlock-model.svg").exists() && report.contains("(spinlock-model.svg)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

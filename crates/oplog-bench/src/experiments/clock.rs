@@ -20,9 +20,9 @@ use std::sync::Arc;
 use ordo::{Clock, LogicalClock, Ordo};
 use serde_json::{Value, json};
 
-use crate::experiments::{Experiment, Ratios};
+use crate::experiments::{Experiment, Ratios, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput};
-use crate::output::{Annex, Record, Sink};
+use crate::output::{Annex, Record, Sink, round};
 
 /// Timestamps between two checks of the stop flag.
 const BATCH: u64 = 64;
@@ -84,11 +84,11 @@ impl ClockExperiment {
         summary.row(vec![
             json!(ordo.name()),
             json!(ordo.boundary()),
-            json!((ordo.boundary_ns() * 10.0).round() / 10.0),
+            json!(round(1, ordo.boundary_ns())),
             cal.and_then(|c| c.matrix.min()).map_or(Value::Null, |m| json!(m)),
             json!(ordo.raw_order_is_causal()),
             cal.map_or(Value::Null, |c| json!(c.runs)),
-            cal.map_or(Value::Null, |c| json!((c.elapsed.as_secs_f64() * 1e4).round() / 10.0)),
+            cal.map_or(Value::Null, |c| json!(round(1, c.elapsed.as_secs_f64() * 1e3))),
         ]);
         let mut annexes = vec![summary];
         if let Some(c) = cal {
@@ -130,7 +130,7 @@ impl Experiment for ClockExperiment {
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let ordo = ordo::try_global().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let ordo = global_clock()?;
         for &threads in &settings.threads {
             for id in IMPLS {
                 sink.point(id, threads);

@@ -10,14 +10,26 @@
 use std::io;
 
 use crate::harness::Settings;
+use crate::output::plot::Scale;
 use crate::output::{Record, Sink};
 
 pub mod clock;
+pub mod contention;
 pub mod counter;
+pub mod memory;
+pub mod read_mix;
+pub mod spinlock;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
-pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+pub static REGISTRY: &[&dyn Experiment] = &[
+    &counter::Counter,
+    &clock::ClockExperiment,
+    &contention::Contention,
+    &memory::Memory,
+    &read_mix::ReadMix,
+    &spinlock::Spinlock,
+];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].
 pub const ALL: &str = "all";
@@ -33,6 +45,21 @@ pub trait Experiment: Sync {
     /// What the plot's x axis and the table's columns are.
     fn x_axis(&self) -> XAxis {
         XAxis::Threads
+    }
+
+    /// The value the table shows and the plot draws on its y axis (default: ops/s).
+    fn metric(&self) -> Metric {
+        Metric::OPS_PER_SEC
+    }
+
+    /// How the plot places x values (default: linear).
+    fn x_scale(&self) -> Scale {
+        Scale::Linear
+    }
+
+    /// Whether the plot's y axis is logarithmic (for values over orders of magnitude).
+    fn log_y(&self) -> bool {
+        false
     }
 
     /// Which ratio columns the terminal table adds.
@@ -88,6 +115,30 @@ impl XAxis {
     }
 }
 
+/// The value of a record that an experiment's table and plot show: `ops_per_sec`, or a
+/// numeric experiment-specific field such as `cycles_per_write` or `bytes_per_object`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metric {
+    /// The record field: `ops_per_sec` or a key of [`Record::extra`].
+    pub key: &'static str,
+    /// Unit label for the table's title line and the plot's y axis, e.g. "ops/s".
+    pub label: &'static str,
+}
+
+impl Metric {
+    /// Median operations per second (all threads together).
+    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s" };
+
+    /// The record's value of this metric, or `None` if the record lacks a numeric one.
+    pub fn value(&self, record: &Record) -> Option<f64> {
+        if self.key == "ops_per_sec" {
+            Some(record.ops_per_sec)
+        } else {
+            record.extra.get(self.key).and_then(|v| v.as_f64())
+        }
+    }
+}
+
 /// Ratio columns of the terminal table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ratios {
@@ -105,6 +156,12 @@ impl Ratios {
 /// The experiment registered under `name`, if any (not [`ALL`]).
 pub fn by_name(name: &str) -> Option<&'static dyn Experiment> {
     REGISTRY.iter().copied().find(|e| e.name() == name)
+}
+
+/// The process-wide Ordo clock (calibrated on first use), or its configuration error as
+/// an `InvalidInput` I/O error.
+pub fn global_clock() -> io::Result<&'static std::sync::Arc<ordo::Ordo>> {
+    ordo::try_global().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))
 }
 
 /// The experiments a command-line name stands for: [`ALL`] is every one, in registry order.

@@ -2,18 +2,21 @@
 //!
 //! The sink receives records as experiments produce them. With `--json` it prints each one
 //! at once as a JSON line ([`json`]); otherwise it prints a table per experiment when the
-//! experiment ends ([`table`]). With `--out DIR` it also writes `DIR/<experiment>.csv`
-//! ([`csv`]) and `DIR/<experiment>.svg` ([`plot`]). It drives the progress bar on stderr.
+//! experiment ends ([`table`]). With an output directory (`--out DIR`, or `all`'s default)
+//! it also writes `DIR/<experiment>.csv` ([`csv`]), `DIR/<experiment>.svg` ([`plot`]), a
+//! CSV per annex ([`annex`]), `DIR/all.jsonl` (every JSON line) and, at the end,
+//! `DIR/report.md` ([`report`]). It drives the progress bar on stderr.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::experiments::{Experiment, XAxis};
+use crate::experiments::{Experiment, Metric, XAxis};
 use crate::harness::{Run, Throughput};
 
 pub use annex::Annex;
@@ -22,6 +25,7 @@ pub mod annex;
 pub mod csv;
 pub mod json;
 pub mod plot;
+pub mod report;
 pub mod table;
 
 /// One measured point.
@@ -107,13 +111,13 @@ impl Series {
     }
 }
 
-/// Groups records into series along `axis`, in order of first appearance. Records without a
-/// value on the axis are skipped.
-pub fn group_series(records: &[Record], axis: XAxis) -> Vec<Series> {
+/// Groups records into series of `metric` along `axis`, in order of first appearance.
+/// Records without a value on the axis or for the metric are skipped.
+pub fn group_series(records: &[Record], axis: XAxis, metric: Metric) -> Vec<Series> {
     let by_threads_too = matches!(axis, XAxis::Param { .. }) && records.iter().any(|r| r.threads != records[0].threads);
     let mut series: Vec<Series> = Vec::new();
     for record in records {
-        let Some(x) = axis.value(record) else {
+        let (Some(x), Some(y)) = (axis.value(record), metric.value(record)) else {
             continue;
         };
         let label =
@@ -127,7 +131,7 @@ pub fn group_series(records: &[Record], axis: XAxis) -> Vec<Series> {
         };
         let points = &mut series[index].points;
         points.retain(|p| p.0 != x);
-        points.push((x, record.ops_per_sec));
+        points.push((x, y));
     }
     for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -172,22 +176,36 @@ pub fn format_eng(value: f64) -> String {
     format!("{scaled:.digits$}{}", PREFIXES[exp as usize])
 }
 
+/// `x` rounded to `decimals` decimal places, for the fields of records and annexes.
+pub fn round(decimals: i32, x: f64) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (x * scale).round() / scale
+}
+
 /// What the sink produces besides the progress bar.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SinkOptions {
     /// JSON lines on stdout instead of tables.
     pub json: bool,
-    /// Directory for `<experiment>.csv` and `<experiment>.svg`; created if missing.
+    /// Directory for `<experiment>.csv`, `<experiment>.svg`, annex CSVs, extra figures,
+    /// `all.jsonl` and `report.md`; created if missing.
     pub out_dir: Option<PathBuf>,
 }
 
-/// Collects records, prints them (table or JSON lines), writes CSV and SVG files, and shows
-/// progress.
+/// Collects records, prints them (table or JSON lines), writes the files of the output
+/// directory, and shows progress.
 pub struct Sink {
     options: SinkOptions,
     stdout: Box<dyn Write>,
     progress: ProgressBar,
     current: Option<Current>,
+    /// `all.jsonl` in the output directory: every record and annex row, as printed.
+    jsonl: Option<io::BufWriter<fs::File>>,
+    /// The report's sections so far (with an output directory).
+    sections: Vec<report::Section>,
+    /// The report's description of the cores, taken before any experiment ran.
+    cores: String,
+    started: Instant,
 }
 
 /// The experiment in progress and its records so far.
@@ -195,12 +213,16 @@ struct Current {
     experiment: &'static dyn Experiment,
     records: Vec<Record>,
     annexes: Vec<Annex>,
+    /// Extra figures written so far (file names in the output directory).
+    figures: Vec<String>,
+    started: Instant,
 }
 
 impl Sink {
     /// A sink printing to stdout, with a progress bar over `total_points` points on stderr
-    /// (hidden when stderr is not a terminal).
-    pub fn new(options: SinkOptions, total_points: u64) -> Self {
+    /// (hidden when stderr is not a terminal). Creates the output directory, if any, and
+    /// its `all.jsonl`.
+    pub fn new(options: SinkOptions, total_points: u64) -> io::Result<Self> {
         let progress = ProgressBar::with_draw_target(Some(total_points), ProgressDrawTarget::stderr());
         progress.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} {wide_msg}")
@@ -211,13 +233,35 @@ impl Sink {
 
     /// A sink printing to `stdout` and reporting progress on `progress` (tests pass a buffer
     /// and [`ProgressBar::hidden`]).
-    pub fn with_writer(options: SinkOptions, stdout: Box<dyn Write>, progress: ProgressBar) -> Self {
-        Self { options, stdout, progress, current: None }
+    pub fn with_writer(options: SinkOptions, stdout: Box<dyn Write>, progress: ProgressBar) -> io::Result<Self> {
+        let jsonl = match &options.out_dir {
+            Some(dir) => {
+                fs::create_dir_all(dir)?;
+                Some(io::BufWriter::new(fs::File::create(dir.join(JSONL_FILE))?))
+            }
+            None => None,
+        };
+        Ok(Self {
+            options,
+            stdout,
+            progress,
+            current: None,
+            jsonl,
+            sections: Vec::new(),
+            cores: report::cores_line(),
+            started: Instant::now(),
+        })
     }
 
     /// Starts collecting the records of `experiment`.
     pub fn begin(&mut self, experiment: &'static dyn Experiment) {
-        self.current = Some(Current { experiment, records: Vec::new(), annexes: Vec::new() });
+        self.current = Some(Current {
+            experiment,
+            records: Vec::new(),
+            annexes: Vec::new(),
+            figures: Vec::new(),
+            started: Instant::now(),
+        });
     }
 
     /// Shows which point is being measured now.
@@ -227,15 +271,26 @@ impl Sink {
         self.progress.set_message(format!("{name}: {impl_id}, {threads} {unit}"));
     }
 
+    /// Prints `lines` at once with `--json`, and appends them to `all.jsonl`.
+    fn emit_json(&mut self, lines: &[String]) -> io::Result<()> {
+        if let Some(jsonl) = &mut self.jsonl {
+            lines.iter().try_for_each(|l| writeln!(jsonl, "{l}"))?;
+            jsonl.flush()?;
+        }
+        if self.options.json {
+            let stdout = &mut self.stdout;
+            self.progress
+                .suspend(|| lines.iter().try_for_each(|l| writeln!(stdout, "{l}")).and_then(|()| stdout.flush()))?;
+        }
+        Ok(())
+    }
+
     /// Accepts one measured point: prints it at once with `--json`, keeps it for the table
     /// and files, and advances the progress bar. Panics outside `begin`..`end`.
     pub fn push(&mut self, record: Record) -> io::Result<()> {
-        if self.options.json {
-            let line = json::json_line(&record);
-            let stdout = &mut self.stdout;
-            self.progress.suspend(|| writeln!(stdout, "{line}").and_then(|()| stdout.flush()))?;
-        }
-        self.current.as_mut().expect("Sink::push outside begin/end").records.push(record);
+        assert!(self.current.is_some(), "Sink::push outside begin/end");
+        self.emit_json(&[json::json_line(&record)])?;
+        self.current.as_mut().expect("checked above").records.push(record);
         self.progress.inc(1);
         Ok(())
     }
@@ -243,19 +298,28 @@ impl Sink {
     /// Accepts an annex of the current experiment: prints its rows at once with `--json`,
     /// keeps it for the text output and files. Panics outside `begin`..`end`.
     pub fn annex(&mut self, annex: Annex) -> io::Result<()> {
-        let current = self.current.as_mut().expect("Sink::annex outside begin/end");
-        if self.options.json {
-            let lines = annex.json_lines(current.experiment.name());
-            let stdout = &mut self.stdout;
-            self.progress
-                .suspend(|| lines.iter().try_for_each(|l| writeln!(stdout, "{l}")).and_then(|()| stdout.flush()))?;
-        }
-        current.annexes.push(annex);
+        let current = self.current.as_ref().expect("Sink::annex outside begin/end");
+        self.emit_json(&annex.json_lines(current.experiment.name()))?;
+        self.current.as_mut().expect("checked above").annexes.push(annex);
         Ok(())
     }
 
-    /// Finishes the current experiment: prints its table (without `--json`) and writes its
-    /// CSV and SVG into the output directory, if any.
+    /// Accepts an extra plot of the current experiment (besides the one drawn from its
+    /// records), written as `<experiment>-<name>.svg` when there is an output directory
+    /// and linked from the report. Panics outside `begin`..`end`.
+    pub fn figure(&mut self, name: &str, chart: &plot::Chart, series: &[Series]) -> io::Result<()> {
+        let current = self.current.as_mut().expect("Sink::figure outside begin/end");
+        if let Some(dir) = &self.options.out_dir {
+            let file = format!("{}-{name}.svg", current.experiment.name());
+            let svg = plot::render_svg(chart, series).map_err(io::Error::other)?;
+            fs::write(dir.join(&file), svg)?;
+            current.figures.push(file);
+        }
+        Ok(())
+    }
+
+    /// Finishes the current experiment: prints its table (without `--json`), writes its
+    /// CSV and SVG into the output directory, if any, and keeps its report section.
     pub fn end(&mut self) -> io::Result<()> {
         let Some(current) = self.current.take() else {
             return Ok(());
@@ -271,13 +335,16 @@ impl Sink {
                 fs::write(&path, text)?;
                 written.push(path);
             }
+            written.extend(current.figures.iter().map(|f| dir.join(f)));
         }
+        let table =
+            if current.records.is_empty() { String::new() } else { table::render(experiment, &current.records) };
+        let annexes: Vec<String> = current.annexes.iter().map(Annex::render).collect();
         if !self.options.json {
-            let mut text =
-                if current.records.is_empty() { String::new() } else { table::render(experiment, &current.records) };
-            for annex in &current.annexes {
+            let mut text = table.clone();
+            for annex in &annexes {
                 text.push('\n');
-                text.push_str(&annex.render());
+                text.push_str(annex);
             }
             for path in &written {
                 text.push_str(&format!("wrote {}\n", path.display()));
@@ -286,14 +353,45 @@ impl Sink {
             let stdout = &mut self.stdout;
             self.progress.suspend(|| stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()))?;
         }
+        if self.options.out_dir.is_some() {
+            let file_name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned());
+            self.sections.push(report::Section {
+                name: experiment.name().to_owned(),
+                description: experiment.description().to_owned(),
+                table,
+                annexes,
+                files: written.iter().filter_map(file_name).collect(),
+                elapsed: current.started.elapsed(),
+            });
+        }
         Ok(())
     }
 
-    /// Removes the progress bar.
-    pub fn finish(self) {
+    /// Removes the progress bar and, with an output directory, writes `report.md` there
+    /// (header from [`report::Header::collect`]) and says where on stderr.
+    pub fn finish(mut self) -> io::Result<()> {
         self.progress.finish_and_clear();
+        if let Some(jsonl) = &mut self.jsonl {
+            jsonl.flush()?;
+        }
+        let Some(dir) = &self.options.out_dir else {
+            return Ok(());
+        };
+        let report = report::Report {
+            header: report::Header::collect(self.started.elapsed(), std::mem::take(&mut self.cores)),
+            sections: std::mem::take(&mut self.sections),
+        };
+        let path = dir.join(REPORT_FILE);
+        fs::write(&path, report.render())?;
+        eprintln!("oplog-bench: report written to {}", path.display());
+        Ok(())
     }
 }
+
+/// Every JSON line of a run, in the output directory.
+pub const JSONL_FILE: &str = "all.jsonl";
+/// The Markdown report, in the output directory.
+pub const REPORT_FILE: &str = "report.md";
 
 /// Writes `<name>.csv` and `<name>.svg` for `experiment` into `dir` (creating it); returns the
 /// paths written.
@@ -306,8 +404,16 @@ pub fn write_files(dir: &Path, experiment: &dyn Experiment, records: &[Record]) 
 
     let svg_path = dir.join(format!("{}.svg", experiment.name()));
     let axis = experiment.x_axis();
+    let metric = experiment.metric();
     let title = format!("{}: {}", experiment.name(), experiment.description());
-    let svg = plot::render_svg(&title, axis.label(), &group_series(records, axis)).map_err(io::Error::other)?;
+    let chart = plot::Chart {
+        title: &title,
+        x_label: axis.label(),
+        y_label: metric.label,
+        x_scale: experiment.x_scale(),
+        log_y: experiment.log_y(),
+    };
+    let svg = plot::render_svg(&chart, &group_series(records, axis, metric)).map_err(io::Error::other)?;
     fs::write(&svg_path, svg)?;
     Ok(vec![csv_path, svg_path])
 }
@@ -339,7 +445,7 @@ mod tests {
     #[test]
     fn series_group_by_impl_in_first_seen_order() {
         let records = vec![record("b", 2, 20.0), record("a", 1, 1.0), record("b", 1, 10.0), record("a", 2, 2.0)];
-        let series = group_series(&records, XAxis::Threads);
+        let series = group_series(&records, XAxis::Threads, Metric::OPS_PER_SEC);
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].label, "b");
         assert_eq!(series[0].points, vec![(1.0, 10.0), (2.0, 20.0)]);
@@ -356,7 +462,7 @@ mod tests {
             record("a", 2, 3.0).with("update_pct", 50),
             record("a", 2, 9.0), // no x value: skipped
         ];
-        let series = group_series(&records, axis);
+        let series = group_series(&records, axis, Metric::OPS_PER_SEC);
         let labels: Vec<_> = series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(labels, ["a (1T)", "a (2T)"]);
         assert_eq!(series[1].points, vec![(10.0, 2.0), (50.0, 3.0)]);
@@ -390,25 +496,36 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let buf = SharedBuf::default();
         let options = SinkOptions { json: true, out_dir: Some(dir.clone()) };
-        let mut sink = Sink::with_writer(options, Box::new(buf.clone()), ProgressBar::hidden());
+        let mut sink = Sink::with_writer(options, Box::new(buf.clone()), ProgressBar::hidden()).unwrap();
         sink.begin(&COUNTER);
         sink.point("atomic", 1);
         sink.push(record("atomic", 1, 5.0)).unwrap();
         assert_eq!(buf.text().lines().count(), 1, "printed at push, not at end");
         sink.push(record("atomic", 2, 7.0)).unwrap();
+        let mut annex = Annex::new("extra", "an annex", &["k"]);
+        annex.row(vec![serde_json::json!(1)]);
+        sink.annex(annex).unwrap();
+        let chart = plot::Chart { title: "t", x_label: "x", y_label: "y", x_scale: plot::Scale::Linear, log_y: false };
+        sink.figure("model", &chart, &[Series { label: "m".into(), points: vec![(1.0, 1.0)] }]).unwrap();
         sink.end().unwrap();
-        sink.finish();
+        sink.finish().unwrap();
         let text = buf.text();
-        assert_eq!(text.lines().count(), 2, "JSON mode prints nothing but records");
+        assert_eq!(text.lines().count(), 3, "JSON mode prints nothing but records and annex rows");
         assert!(fs::read_to_string(dir.join("counter.csv")).unwrap().lines().count() == 3);
         assert!(fs::read_to_string(dir.join("counter.svg")).unwrap().starts_with("<svg"));
+        assert!(fs::read_to_string(dir.join("counter-model.svg")).unwrap().starts_with("<svg"));
+        assert_eq!(fs::read_to_string(dir.join(JSONL_FILE)).unwrap(), text, "all.jsonl holds every line");
+        let report = fs::read_to_string(dir.join(REPORT_FILE)).unwrap();
+        for link in ["(counter.svg)", "(counter.csv)", "(counter-extra.csv)", "(counter-model.svg)"] {
+            assert!(report.contains(link), "report lacks {link}:\n{report}");
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn table_sink_prints_at_end() {
         let buf = SharedBuf::default();
-        let mut sink = Sink::with_writer(SinkOptions::default(), Box::new(buf.clone()), ProgressBar::hidden());
+        let mut sink = Sink::with_writer(SinkOptions::default(), Box::new(buf.clone()), ProgressBar::hidden()).unwrap();
         sink.begin(&COUNTER);
         sink.push(record("atomic", 1, 5.0e6)).unwrap();
         assert_eq!(buf.text(), "");
@@ -416,6 +533,25 @@ mod tests {
         let text = buf.text();
         assert!(text.starts_with("counter: "), "{text}");
         assert!(text.contains("atomic  5.00M"), "{text}");
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round(2, 149.65888), 149.66);
+        assert_eq!(round(1, 70.46), 70.5);
+        assert_eq!(round(0, 2.5), 3.0);
+    }
+
+    #[test]
+    fn series_follow_the_metric() {
+        let metric = Metric { key: "bytes_per_object", label: "bytes/object" };
+        let records = vec![
+            record("plain", 1, 5.0).with("bytes_per_object", 8.0),
+            record("plain", 2, 9.0).with("bytes_per_object", 8.0),
+            record("other", 1, 5.0), // no value for the metric: skipped
+        ];
+        let series = group_series(&records, XAxis::Threads, metric);
+        assert_eq!(series, vec![Series { label: "plain".into(), points: vec![(1.0, 8.0), (2.0, 8.0)] }]);
     }
 
     #[test]

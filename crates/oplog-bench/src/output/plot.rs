@@ -1,4 +1,5 @@
-//! SVG line charts: one line per implementation, ops/s against the experiment's x axis.
+//! SVG line charts: one line per implementation, the experiment's metric (ops/s unless it
+//! says otherwise) against its x axis, linear or logarithmic.
 //!
 //! Drawn with plotters' SVG backend, which writes text as `<text>` elements and needs no font
 //! files. The x ticks are exactly the measured x values (thread counts), the y axis starts at 0
@@ -36,38 +37,81 @@ const COLORS: [RGBColor; 10] = [
 /// Stroke width of data lines; axis and tick lines are 1 wide.
 const LINE_WIDTH: u32 = 2;
 
-/// Renders `series` as an SVG document with `title` and an x axis labelled `x_label`.
-pub fn render_svg(title: &str, x_label: &str, series: &[Series]) -> Result<String, String> {
+/// What a chart says besides its data: title, axis labels, and the x axis scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chart<'a> {
+    /// Caption above the plot.
+    pub title: &'a str,
+    /// x axis label.
+    pub x_label: &'a str,
+    /// y axis label.
+    pub y_label: &'a str,
+    /// How x values are placed.
+    pub x_scale: Scale,
+    /// Logarithmic y axis (ignored, linear from 0, when some y is not positive).
+    pub log_y: bool,
+}
+
+/// How an axis places its values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scale {
+    /// Proportionally.
+    #[default]
+    Linear,
+    /// By logarithm (linear when some value is not positive).
+    Log,
+    /// The measured values evenly spaced, in order, whatever their differences (a sweep
+    /// such as 0, 50, 90, 99, 100 %, whose interesting points are close together).
+    Even,
+}
+
+/// Renders `series` as an SVG document described by `chart`.
+pub fn render_svg(chart: &Chart, series: &[Series]) -> Result<String, String> {
     let mut svg = String::new();
-    draw(&mut svg, title, x_label, series).map_err(|e| format!("cannot draw the plot: {e}"))?;
+    draw(&mut svg, chart, series).map_err(|e| format!("cannot draw the plot: {e}"))?;
     Ok(svg)
 }
 
-fn draw(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(svg: &mut String, chart_spec: &Chart, series: &[Series]) -> Result<(), Box<dyn std::error::Error>> {
     let xs = x_values(series);
+    let x_scale = match chart_spec.x_scale {
+        Scale::Log if xs.first().is_some_and(|&x| x <= 0.0) => Scale::Linear,
+        other => other,
+    };
+    let x_axis = TickedAxis { inner: (0.0..1.0).into(), ticks: Some(xs.clone()), scale: x_scale };
     let (x_min, x_max) = match (xs.first(), xs.last()) {
-        (Some(&lo), Some(&hi)) if hi > lo => (lo, hi),
-        (Some(&x), _) => (x - 1.0, x + 1.0),
+        (Some(&lo), Some(&hi)) if hi > lo => (x_axis.position_of(lo), x_axis.position_of(hi)),
+        (Some(&x), _) => (x_axis.position_of(x) - 1.0, x_axis.position_of(x) + 1.0),
         _ => (0.0, 1.0),
     };
     let pad = (x_max - x_min) * 0.04;
-    let y_top =
-        series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| y.is_finite()).fold(0.0f64, f64::max);
-    let y_top = if y_top > 0.0 { y_top * 1.1 } else { 1.0 };
+    let x_range = TickedAxis { inner: ((x_min - pad)..(x_max + pad)).into(), ..x_axis };
+    let ys: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| y.is_finite()).collect();
+    let y_top = ys.iter().copied().fold(0.0f64, f64::max);
+    let y_bottom = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let log_y = chart_spec.log_y && y_bottom > 0.0 && y_top > 0.0;
+    let y_range = if log_y {
+        let (lo, hi) = ((y_bottom / 1.5).log10(), (y_top * 1.5).log10());
+        TickedAxis { inner: (lo..hi).into(), ticks: Some(decade_ticks(lo, hi)), scale: Scale::Log }
+    } else {
+        let top = if y_top > 0.0 { y_top * 1.1 } else { 1.0 };
+        TickedAxis { inner: (0.0..top).into(), ticks: None, scale: Scale::Linear }
+    };
 
     let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
-    let x_range = TickedAxis { inner: ((x_min - pad)..(x_max + pad)).into(), ticks: xs };
+    // Long titles get a smaller font so that they fit the width (about 0.55 em per glyph).
+    let title_size = (f64::from(WIDTH - 40) / (0.55 * chart_spec.title.chars().count() as f64)).clamp(11.0, 24.0);
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 24))
+        .caption(chart_spec.title, ("sans-serif", title_size))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_range, 0f64..y_top)?;
+        .build_cartesian_2d(x_range, y_range)?;
     chart
         .configure_mesh()
-        .x_desc(x_label)
-        .y_desc("ops/s")
+        .x_desc(chart_spec.x_label)
+        .y_desc(chart_spec.y_label)
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 17))
         .x_label_formatter(&|x| format!("{x}"))
@@ -96,11 +140,60 @@ fn draw(svg: &mut String, title: &str, x_label: &str, series: &[Series]) -> Resu
     Ok(())
 }
 
-/// A linear f64 axis whose ticks are given values (the measured x values), thinned evenly when
-/// there are more than fit.
+/// `1, 2, 5 × 10^k` between `10^lo` and `10^hi`: the ticks of a logarithmic axis.
+fn decade_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    for k in lo.floor() as i32..=hi.ceil() as i32 {
+        for m in [1.0, 2.0, 5.0] {
+            let t = m * 10f64.powi(k);
+            if (lo..=hi).contains(&t.log10()) {
+                ticks.push(t);
+            }
+        }
+    }
+    ticks
+}
+
+/// An f64 axis of any [`Scale`] whose ticks are given values (the measured x values, or a
+/// log axis's decades), thinned evenly when there are more than fit; without given ticks, a
+/// linear axis with plotters' own.
 struct TickedAxis {
+    /// The axis in plotted units: x, log10(x), or x's position among the ticks.
     inner: RangedCoordf64,
-    ticks: Vec<f64>,
+    ticks: Option<Vec<f64>>,
+    scale: Scale,
+}
+
+impl TickedAxis {
+    /// Where `x` lies in plotted units. On an `Even` axis a value between two ticks lies
+    /// proportionally between their positions.
+    fn position_of(&self, x: f64) -> f64 {
+        match (self.scale, &self.ticks) {
+            (Scale::Log, _) => x.log10(),
+            (Scale::Even, Some(ticks)) if !ticks.is_empty() => {
+                let after = ticks.iter().position(|&t| t >= x).unwrap_or(ticks.len() - 1);
+                if after == 0 || ticks[after] <= x {
+                    return after as f64;
+                }
+                let (lo, hi) = (ticks[after - 1], ticks[after]);
+                (after - 1) as f64 + (x - lo) / (hi - lo)
+            }
+            _ => x,
+        }
+    }
+
+    /// The value at plotted position `p` (inverse of [`TickedAxis::position_of`]).
+    fn value_at(&self, p: f64) -> f64 {
+        match (self.scale, &self.ticks) {
+            (Scale::Log, _) => 10f64.powf(p),
+            (Scale::Even, Some(ticks)) if !ticks.is_empty() => {
+                let i = (p.floor().max(0.0) as usize).min(ticks.len() - 1);
+                let next = ticks.get(i + 1).copied().unwrap_or(ticks[i]);
+                ticks[i] + (p - i as f64).clamp(0.0, 1.0) * (next - ticks[i])
+            }
+            _ => p,
+        }
+    }
 }
 
 impl Ranged for TickedAxis {
@@ -108,17 +201,21 @@ impl Ranged for TickedAxis {
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        self.inner.map(value, limit)
+        self.inner.map(&self.position_of(*value), limit)
     }
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        let Some(ticks) = &self.ticks else {
+            return self.inner.key_points(hint);
+        };
         let fit = hint.max_num_points().max(1);
-        let step = self.ticks.len().div_ceil(fit).max(1);
-        self.ticks.iter().step_by(step).copied().collect()
+        let step = ticks.len().div_ceil(fit).max(1);
+        ticks.iter().step_by(step).copied().collect()
     }
 
     fn range(&self) -> Range<f64> {
-        self.inner.range()
+        let plotted = self.inner.range();
+        self.value_at(plotted.start)..self.value_at(plotted.end)
     }
 }
 
@@ -153,7 +250,14 @@ mod tests {
             series("mutex", &[(1.0, 5.0e7), (2.0, 2.0e7)]),
             series("percore-atomic", &[(1.0, 9.0e7), (2.0, 1.8e8)]),
         ];
-        let svg = render_svg("counter: a & b <test>", "threads", &s).unwrap();
+        let chart = Chart {
+            title: "counter: a & b <test>",
+            x_label: "threads",
+            y_label: "ops/s",
+            x_scale: Scale::Linear,
+            log_y: false,
+        };
+        let svg = render_svg(&chart, &s).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
         assert!(svg.trim_end().ends_with("</svg>"));
         assert_eq!(data_lines(&svg), 3);
@@ -167,12 +271,46 @@ mod tests {
     }
 
     #[test]
+    fn log_axis_ticks_are_the_measured_values() {
+        let s = [series("ticket (2T)", &[(400.0, 1.0e6), (12_500.0, 1.0e5), (200_000.0, 1.0e4)])];
+        let chart = Chart { title: "t", x_label: "parallel work", y_label: "ops/s", x_scale: Scale::Log, log_y: true };
+        let svg = render_svg(&chart, &s).unwrap();
+        let texts = texts(&svg);
+        for tick in ["400", "12500", "200000", "ops/s", "parallel work", "10.0k", "100k", "1.00M"] {
+            assert!(texts.contains(&tick.to_owned()), "no text {tick} in {texts:?}");
+        }
+        assert_eq!(data_lines(&svg), 1);
+        assert_eq!(decade_ticks(0.0, 1.5), [1.0, 2.0, 5.0, 10.0, 20.0]);
+        // A non-positive x or y falls back to a linear axis instead of failing.
+        let zero = [series("a", &[(0.0, 0.0), (10.0, 2.0)])];
+        assert_eq!(data_lines(&render_svg(&chart, &zero).unwrap()), 1);
+    }
+
+    #[test]
+    fn even_axis_spaces_the_measured_values_evenly() {
+        let axis =
+            TickedAxis { inner: (0.0..1.0).into(), ticks: Some(vec![0.0, 50.0, 99.0, 100.0]), scale: Scale::Even };
+        assert_eq!([0.0, 50.0, 99.0, 100.0].map(|x| axis.position_of(x)), [0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(axis.position_of(25.0), 0.5);
+        assert_eq!(axis.value_at(2.0), 99.0);
+        assert_eq!(axis.value_at(0.5), 25.0);
+        let s = [series("oplog (2T)", &[(50.0, 1.0e6), (99.0, 3.0e7), (100.0, 3.5e7)])];
+        let chart = Chart { title: "t", x_label: "updates", y_label: "ops/s", x_scale: Scale::Even, log_y: false };
+        let svg = render_svg(&chart, &s).unwrap();
+        let texts = texts(&svg);
+        for tick in ["50", "99", "100"] {
+            assert!(texts.contains(&tick.to_owned()), "no text {tick} in {texts:?}");
+        }
+    }
+
+    #[test]
     fn single_point_and_empty_inputs_render() {
-        let svg = render_svg("t", "threads", &[series("a", &[(4.0, 10.0)])]).unwrap();
+        let chart = Chart { title: "t", x_label: "threads", y_label: "ops/s", x_scale: Scale::Linear, log_y: false };
+        let svg = render_svg(&chart, &[series("a", &[(4.0, 10.0)])]).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(texts(&svg).contains(&"a".to_owned()));
         assert_eq!(data_lines(&svg), 1);
-        let svg = render_svg("t", "threads", &[]).unwrap();
+        let svg = render_svg(&chart, &[]).unwrap();
         assert!(svg.starts_with("<svg"));
         assert_eq!(data_lines(&svg), 0);
     }

@@ -1,6 +1,7 @@
 //! The terminal table: one per experiment, rows = implementations, columns = x values.
 //!
-//! Cells are median ops/s in engineering notation ([`format_eng`]). An experiment can ask for
+//! Cells are the experiment's [`Metric`](crate::experiments::Metric) (median ops/s unless
+//! it says otherwise) in engineering notation ([`format_eng`]). An experiment can ask for
 //! ratio columns ([`Ratios`]): scaling (`2T/1T`: each x against the first) and a baseline
 //! comparison (`vs atomic (2T)`: each row against one implementation at the last x). Ratios of
 //! numbers measured side by side in one run are what carries over between machines.
@@ -12,10 +13,11 @@ use super::{Record, Series, format_eng, group_series, x_values};
 /// The table for `experiment`'s `records`, with a title line, ending in a newline.
 pub fn render(experiment: &dyn Experiment, records: &[Record]) -> String {
     let axis = experiment.x_axis();
-    let series = group_series(records, axis);
+    let metric = experiment.metric();
+    let series = group_series(records, axis, metric);
     let mut out = format!("{}: {}\n", experiment.name(), experiment.description());
     if let Some(first) = records.first() {
-        out.push_str(&format!("ops/s, median of {} rep(s) x {} ms\n", first.reps, first.duration_ms));
+        out.push_str(&format!("{}, median of {} rep(s) x {} ms\n", metric.label, first.reps, first.duration_ms));
     }
     out.push_str(&grid(axis, experiment.ratios(), &series));
     out
