@@ -6,8 +6,10 @@
 
 use crate::lock::Held;
 use crate::log::LogKind;
+use crate::object::Shared;
 use crate::pending::Pending;
 use crate::primitive::{Mutex, barrier, current_cpu};
+use crate::slab::Slab;
 use crate::slot::{CoreCache, Slot};
 use ordo::Clock;
 use std::any::{Any, TypeId};
@@ -198,6 +200,8 @@ pub struct Domain<L: LogKind> {
     /// otherwise).
     thread_caches: Box<[OnceLock<Box<CoreCache<L>>>]>,
     pub(crate) pending: Pending<L>,
+    /// Where this domain's objects live (see `slab`).
+    pub(crate) slab: Slab<Shared<L>>,
     threads: Mutex<ThreadIndices>,
 }
 
@@ -270,6 +274,7 @@ impl<L: LogKind> Domain<L> {
             cpu_caches,
             thread_caches,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
+            slab: Slab::new(),
             threads: Mutex::new(ThreadIndices { free: Vec::new(), next: 1 }, "Domain.threads"),
         }))
     }
@@ -339,6 +344,16 @@ impl<L: LogKind> Domain<L> {
         let threads =
             self.thread_caches.iter().map(|c| c.get().map_or(0, |c| c.footprint()) + std::mem::size_of_val(c));
         cpus.chain(threads).sum()
+    }
+
+    /// Number of live objects in this domain.
+    pub fn objects(&self) -> usize {
+        self.slab.live()
+    }
+
+    /// Bytes held by the objects' shared parts (the slab), beside their handles.
+    pub fn object_footprint(&self) -> usize {
+        self.slab.footprint()
     }
 
     /// Number of objects with logs or operations waiting outside the log cache.

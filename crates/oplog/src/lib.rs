@@ -51,6 +51,7 @@
 //! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
 //! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`SlotMode`] per CPU or per thread |
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
+//! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `pending` | logs evicted from the cache and operations left by a panic |
 //! | `lock` | the spin lock and the per-slot lock with an owner fast path |
 //! | `rseq` | the per-CPU fast path: entering a slot with a restartable sequence (x86-64 Linux) |
@@ -100,8 +101,10 @@
 //! panicking operation is dropped (it may have partly changed the instance, as with a
 //! panic under a mutex; there is no poisoning), and every operation gathered after it is
 //! kept, in order, ahead of anything newer, for the next synchronize. The panic reaches
-//! the caller of [`OpLog::synchronize`], or of the [`OpLog::update`] whose full log
-//! triggered the flush. Updates never run user code except [`Update::absorb_local`].
+//! the caller of [`OpLog::synchronize`], or of the [`OpLog::update`] that ran the
+//! operations: one whose full log triggered a flush, or one that evicted another object's
+//! log from the cache and applied it. Nothing else on the update path runs user code
+//! except [`Update::absorb_local`].
 //!
 //! # Drop
 //!
@@ -113,16 +116,18 @@
 //!
 //! # Memory bound
 //!
-//! * Per object: the instance plus 24 bytes (domain pointer, id, lock and core mask); a
-//!   [`Counter`] is 32 bytes whatever the number of cores.
+//! * Per object: an 8-byte handle, and in the domain's slab the instance plus 16 bytes
+//!   (domain pointer, lock and core mask); a [`Counter`] is 32 bytes whatever the number of
+//!   cores ([`Domain::object_footprint`]).
 //! * Per domain, fixed: for each core (CPU, or thread in per-thread domains),
 //!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
 //! * Logs: a log holds at most `max_log_len` entries (the update that fills it flushes),
 //!   or four times that while another synchronize is running; a slot keeps its log's
-//!   storage after a synchronize. Logs evicted from the cache wait in the object's backlog;
-//!   an object whose backlog reaches twice the CPU count (at least 8, at most 128) logs is
-//!   synchronized before it takes a slot again, so evictions cannot grow memory without
-//!   bound.
+//!   storage after a synchronize. A log evicted from the cache is applied by the evictor
+//!   at once (after it releases the slot); it waits in the owner's backlog only while
+//!   someone else holds the owner's lock, and an object whose backlog reaches twice the CPU
+//!   count (at least 8, at most 128) logs is synchronized before it takes a slot again, so
+//!   evictions cannot grow memory without bound ([`Domain::pending_logs`]).
 
 #![warn(missing_docs)]
 
@@ -137,6 +142,7 @@ pub mod primitive;
 mod registry;
 #[cfg(oplog_rseq)]
 mod rseq;
+mod slab;
 mod slot;
 
 pub use counter::Counter;

@@ -7,13 +7,28 @@
 //!    thread's own index (per-thread domains, through the owner flag).
 //! 2. Ordered kinds: read the clock, raise the stamp to the migration floor
 //!    ([`crate::migration`]) and to the slot's last stamp.
-//! 3. If another object owns the slot, move that object's log into its pending backlog
-//!    ([`crate::pending`]) and take the slot; set this core's bit in the object's mask.
-//! 4. Push the operation (the log kind may absorb it), unlock.
-//! 5. If the log reached the domain's limit, synchronize (flush) the object.
+//! 3. If another object (the victim) owns the slot, take the victim's log out of it, take
+//!    the slot, and set this core's bit in the object's mask. Never synchronize the victim
+//!    while holding the slot (that deadlocks against the victim's own synchronize): while
+//!    still holding it, only *try* to lock the victim (the reverse of the usual lock order,
+//!    so a try-lock); if that fails, move the log into the victim's pending backlog
+//!    ([`crate::pending`]) for whoever holds it.
+//! 4. Push the operation (the log kind may absorb it), unlock the slot.
+//! 5. If the victim was locked: apply its evicted log (kinds whose operations commute), or
+//!    synchronize it (ordered kinds, 000 §6: "evicts the object ... after synchronize()ing
+//!    it"), then unlock it. Evicted logs are so applied at once, and an object that is no
+//!    longer updated costs only its own instance.
+//! 6. If the log reached the domain's limit, synchronize (flush) the object.
 //!
 //! Nothing on this path writes a cache line another core uses, except when the slot
 //! changes owner (a log-cache miss).
+//!
+//! # Where an object lives
+//!
+//! An [`OpLog`] is a handle to a shared part that never moves, an entry of its domain's
+//! slab ([`crate::slab`]): slots name their owner by that entry's address, which an evictor
+//! can follow. The owner is alive while a slot names it: dropping an object takes its lock
+//! and then its slots, and an evictor holds one of those slots until it holds the lock.
 //!
 //! # Synchronize (000 §5.1 `Object::synchronize`)
 //!
@@ -34,13 +49,14 @@ use crate::domain::{Domain, SlotMode};
 use crate::lock::Held;
 use crate::log::LogKind;
 use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell, barrier};
-use crate::slot::{NO_OWNER, Slot, SlotData, SlotGuard, slot_index};
+use crate::slot::{NO_OWNER, Slot, SlotData, SlotGuard};
 use crate::{migration, registry};
 use std::any::Any;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// Bit 63 of an object's word: the object lock.
@@ -59,28 +75,38 @@ fn core_bit(core: usize) -> u64 {
     1 << (core % CORE_BIT_COUNT)
 }
 
-/// Source of unique object ids (0 means "no owner"). Process-wide and never part of a
-/// modelled interleaving, so a plain std atomic (see [`crate::primitive`]).
-static NEXT_OBJECT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
 /// A shared object of sequential type `L::State` whose updates are logged per core and
 /// applied when it is read (000 §4–6). See the [crate docs](crate) for what reads observe.
+///
+/// The handle is one pointer; the object itself lives in its domain's slab.
 pub struct OpLog<L: LogKind> {
-    domain: Arc<Domain<L>>,
-    id: u64,
+    shared: NonNull<Shared<L>>,
+}
+
+/// The part of an object that never moves (an entry of its domain's slab).
+pub(crate) struct Shared<L: LogKind> {
+    /// Owned: released when the object is dropped.
+    domain: ManuallyDrop<Arc<Domain<L>>>,
     /// [`LOCK`] | core mask.
     word: AtomicU64,
     state: UnsafeCell<L::State>,
 }
 
-// SAFETY: the internal instance is only accessed with the object lock held (or through
-// `&mut self`), so sharing the object shares no unsynchronized access; operations move to
-// whichever thread synchronizes, which `LogKind`'s `Op: Send` and `State: Send` allow.
+// SAFETY: the handle owns its slab entry. The internal instance is only accessed with the
+// object lock held (or by the owning handle alone, when dropping), so moving or sharing the
+// handle shares no unsynchronized access; operations move to whichever thread applies them,
+// and the instance may be dropped by any thread, which `LogKind`'s `Op: Send` and
+// `State: Send` allow.
+unsafe impl<L: LogKind> Send for OpLog<L> {}
+// SAFETY: as above.
 unsafe impl<L: LogKind> Sync for OpLog<L> {}
 
 impl<L: LogKind> fmt::Debug for OpLog<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpLog").field("id", &self.id).field("domain", &self.domain.id).finish_non_exhaustive()
+        f.debug_struct("OpLog")
+            .field("id", &self.shared().id())
+            .field("domain", &self.domain().id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -96,32 +122,41 @@ impl<L: LogKind> OpLog<L> {
 
     /// Wraps `state` as an object of `domain`.
     pub fn with_domain(domain: &Arc<Domain<L>>, state: L::State) -> Self {
-        OpLog {
-            domain: domain.clone(),
-            id: NEXT_OBJECT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        let shared = domain.slab.alloc(Shared {
+            domain: ManuallyDrop::new(domain.clone()),
             word: AtomicU64::new(0, "OpLog.word"),
             state: UnsafeCell::new(state, "OpLog.state"),
-        }
+        });
+        OpLog { shared }
+    }
+
+    #[inline(always)]
+    fn shared(&self) -> &Shared<L> {
+        // SAFETY: the entry holds this object's shared part from `with_domain` until the
+        // handle is dropped or consumed, and is only ever accessed through shared references.
+        unsafe { self.shared.as_ref() }
     }
 
     /// The domain this object belongs to.
     pub fn domain(&self) -> &Arc<Domain<L>> {
-        &self.domain
+        &self.shared().domain
     }
 
     /// Logs a deferred update (000 Figure 6 `Object::log`). It takes effect, in timestamp
     /// order for ordered kinds, no later than the next synchronize.
     ///
     /// # Panics
-    /// Only if this update fills the log and the flush it triggers applies an operation
-    /// that panics; this update itself is kept (see the crate docs on panics). Calling
-    /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the
-    /// log is four times over its limit, as a re-entrant mutex would.
+    /// Only if user code of another operation panics while this update applies it: when the
+    /// update fills the log (a flush), or evicts another object's log from the cache and
+    /// applies it (see the crate docs on panics). This update itself is kept. Calling
+    /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the log
+    /// is four times over its limit, as a re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
-        let len = self.append(op);
-        if len >= self.domain.max_log_len {
-            self.flush(len);
+        let shared = self.shared();
+        let len = shared.append(op);
+        if len >= shared.domain.max_log_len {
+            shared.flush(len);
         }
     }
 
@@ -133,9 +168,10 @@ impl<L: LogKind> OpLog<L> {
     /// If an operation panics while being applied. The panicking operation is dropped,
     /// the lock released, and the operations after it kept for the next synchronize.
     pub fn synchronize(&self) -> Synced<'_, L> {
-        let lock = self.lock();
-        self.sync_locked();
-        Synced { state: Some(self.state.get_mut()), _lock: lock }
+        let shared = self.shared();
+        let lock = shared.lock();
+        shared.sync_locked();
+        Synced { state: Some(shared.state.get_mut()), _lock: lock }
     }
 
     /// Synchronizes and runs `f` on the up-to-date instance.
@@ -152,24 +188,69 @@ impl<L: LogKind> OpLog<L> {
     /// If an operation panics. All other operations are still applied first, then the
     /// first panic is resumed (the instance is dropped during unwinding).
     pub fn into_inner(self) -> L::State {
-        let mut this = ManuallyDrop::new(self);
-        let panic = this.retire();
-        // SAFETY: `this` is never used or dropped again, and each field is read once.
-        let (domain, word, state) =
-            unsafe { (std::ptr::read(&this.domain), std::ptr::read(&this.word), std::ptr::read(&this.state)) };
-        drop((domain, word));
-        let state = state.into_inner();
+        let this = ManuallyDrop::new(self);
+        let (state, panic) = this.release();
         if let Some(p) = panic {
+            drop(state);
             resume_unwind(p);
         }
         state
     }
 
+    /// Retires the object (applies everything, gives up its slots), frees its slab entry
+    /// and returns the instance and the first panic of an operation. Consumes the handle:
+    /// callers must not use or drop it afterwards.
+    fn release(&self) -> (L::State, Option<Box<dyn Any + Send>>) {
+        let shared = self.shared();
+        let panic = {
+            let _lock = shared.lock();
+            shared.retire()
+        };
+        // SAFETY: the object is retired (no slot names it, so no evictor can reach it) and
+        // this handle is its only owner, which the caller gives up: read the shared part out
+        // once and give the entry back.
+        let Shared { domain, word: _, state } = unsafe { self.shared.as_ptr().read() };
+        let domain = ManuallyDrop::into_inner(domain);
+        // SAFETY: the entry came from this domain's slab and its value was just moved out.
+        unsafe { domain.slab.free(self.shared) };
+        (state.into_inner(), panic)
+    }
+}
+
+impl<L: LogKind> Drop for OpLog<L> {
+    /// Applies every pending operation to the instance, then drops it (nothing logged is
+    /// lost). If operations panic, the others still run and the first panic is resumed
+    /// after the instance is dropped, unless the thread is already panicking.
+    fn drop(&mut self) {
+        let (state, panic) = self.release();
+        drop(state);
+        if let Some(p) = panic
+            && !std::thread::panicking()
+        {
+            resume_unwind(p);
+        }
+    }
+}
+
+impl<L: LogKind> Shared<L> {
+    /// The object's identity in slots and backlogs: its address.
+    #[inline(always)]
+    fn id(&self) -> u64 {
+        std::ptr::from_ref(self) as u64
+    }
+
+    /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
+    /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
+    #[inline(always)]
+    fn slot_index(&self, mask: usize) -> usize {
+        (self.id() as usize / std::mem::size_of::<Self>()) & mask
+    }
+
     /// Appends `op` to this thread's log; returns the log's length.
     #[inline(always)]
     fn append(&self, op: L::Op) -> usize {
-        let d = &*self.domain;
-        let index = slot_index(self.id, d.slot_mask);
+        let d = &**self.domain;
+        let index = self.slot_index(d.slot_mask);
         let mut check_backlog = true;
         loop {
             let (core, slot, held) = match d.mode {
@@ -193,10 +274,13 @@ impl<L: LogKind> OpLog<L> {
             };
             // SAFETY: `held` is the lock of `slot`, just taken, and passes to the guard.
             let mut guard = unsafe { slot.locked(held) };
-            if guard.owner != self.id {
-                match self.install(guard, core, check_backlog) {
-                    Ok(g) => guard = g,
+            let mut eviction = None;
+            if guard.owner != self.id() {
+                match self.install(&mut guard, core, check_backlog) {
+                    Ok(e) => eviction = e,
                     Err(check) => {
+                        drop(guard);
+                        self.flush_backlog();
                         check_backlog = check;
                         continue;
                     }
@@ -211,6 +295,9 @@ impl<L: LogKind> OpLog<L> {
             };
             let len = L::push(&mut guard.log, op, stamp);
             drop(guard);
+            if let Some(e) = eviction {
+                e.finish();
+            }
             if L::ORDERED {
                 if d.mode == SlotMode::PerCpu {
                     migration::record(d.id, core, stamp);
@@ -225,42 +312,53 @@ impl<L: LogKind> OpLog<L> {
         }
     }
 
-    /// Makes this object the owner of the locked slot of `core`, moving the previous
-    /// owner's log to its backlog (never synchronizing it: see [`crate::pending`]).
+    /// Makes this object the owner of the locked slot of `core` (see the module docs, steps
+    /// 3 and 5): returns the eviction to finish once the slot is released, if any.
     ///
     /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
-    /// releases the slot and applies them first, which bounds the backlog; the caller
-    /// then retries, checking again only if this synchronize could run (`Err(true)`).
+    /// returns `Err` without touching the slot: the caller releases it, applies the backlog
+    /// and retries, checking again only if that could run (`Err(true)`). This bounds the
+    /// backlog when evictions cannot apply it at once.
     #[cold]
     #[inline(never)]
-    fn install<'s>(
+    fn install(
         &self,
-        mut slot: SlotGuard<'s, L>,
+        slot: &mut SlotGuard<'_, L>,
         core: usize,
         check_backlog: bool,
-    ) -> Result<SlotGuard<'s, L>, bool> {
-        if check_backlog && self.domain.pending.evicted_count(self.id) >= self.domain.backlog_limit {
-            drop(slot);
-            return match self.try_lock() {
-                Some(lock) => {
-                    self.sync_locked();
-                    drop(lock);
-                    Err(true)
-                }
-                // A synchronize is running: it or the next will take the backlog.
-                None => Err(false),
-            };
+    ) -> Result<Option<Eviction<L>>, bool> {
+        let d = &**self.domain;
+        if check_backlog && d.pending.evicted_count(self.id()) >= d.backlog_limit {
+            return Err(self.word.load(Ordering::Relaxed) & LOCK == 0);
         }
         let victim = slot.owner;
+        let mut eviction = None;
         if victim != NO_OWNER && !L::is_empty(&slot.log) {
-            let log = std::mem::take(&mut slot.log);
-            self.domain.pending.push_evicted(victim, core, log);
+            let mut log = std::mem::take(&mut slot.log);
+            // SAFETY: a slot names only live objects: the victim cannot finish dropping while
+            // we hold this slot, which it still owns (module docs, "Where an object lives").
+            let v = unsafe { &*(victim as *const Shared<L>) };
+            if v.try_lock_raw() {
+                let victim = NonNull::from(v);
+                eviction = Some(if L::ORDERED {
+                    // Its log must merge with its other cores' logs: synchronize it.
+                    d.pending.push_evicted(v.id(), core, log);
+                    Eviction::Synchronize { victim }
+                } else {
+                    let mut batch = L::Batch::default();
+                    L::gather(&mut batch, core, &mut log);
+                    Eviction::Apply { victim, batch }
+                });
+            } else {
+                // Whoever holds the victim (a synchronize, or its drop) takes it from here.
+                d.pending.push_evicted(v.id(), core, log);
+            }
         }
-        slot.owner = self.id;
+        slot.owner = self.id();
         // Set under the slot lock, before the first push: a synchronize that does not see
-        // the bit cannot have missed a completed update (object docs, step 2).
+        // the bit cannot have missed a completed update (module docs, synchronize step 2).
         self.word.fetch_or(core_bit(core), Ordering::SeqCst);
-        Ok(slot)
+        Ok(eviction)
     }
 
     /// Synchronizes because a log is full, unless a synchronize is already running and the
@@ -276,14 +374,24 @@ impl<L: LogKind> OpLog<L> {
         drop(lock);
     }
 
+    /// Applies this object's backlog before it takes a slot again (see `install`), unless a
+    /// synchronize is running already.
+    #[cold]
+    fn flush_backlog(&self) {
+        if let Some(lock) = self.try_lock() {
+            self.sync_locked();
+            drop(lock);
+        }
+    }
+
     fn lock(&self) -> ObjectLock<'_, L> {
-        if self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK != 0 {
+        if !self.try_lock_raw() {
             let mut backoff = Backoff::default();
             loop {
                 while self.word.load(Ordering::Relaxed) & LOCK != 0 {
                     backoff.snooze();
                 }
-                if self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
+                if self.try_lock_raw() {
                     break;
                 }
             }
@@ -292,24 +400,39 @@ impl<L: LogKind> OpLog<L> {
     }
 
     fn try_lock(&self) -> Option<ObjectLock<'_, L>> {
-        (self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0).then(|| ObjectLock { obj: self })
+        self.try_lock_raw().then(|| ObjectLock { obj: self })
+    }
+
+    /// Sets the lock bit if it was clear; the caller then owns the lock.
+    #[inline]
+    fn try_lock_raw(&self) -> bool {
+        self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0
+    }
+
+    fn unlock(&self) {
+        self.word.fetch_and(!LOCK, Ordering::Release);
     }
 
     /// Gathers and applies every logged update. The object lock is held.
     fn sync_locked(&self) {
-        let mut batch = self.gather(false);
+        let batch = self.gather(false);
+        self.apply_locked(batch);
+    }
+
+    /// Applies `batch` to the instance. The object lock is held. If an operation panics,
+    /// the ones not yet run are kept for the next synchronize.
+    fn apply_locked(&self, mut batch: L::Batch) {
         if L::batch_len(&batch) == 0 {
             return;
         }
-        // If an operation panics, keep the ones not yet run for the next synchronize.
         struct Keep<'a, L: LogKind> {
-            obj: &'a OpLog<L>,
+            obj: &'a Shared<L>,
             batch: &'a mut L::Batch,
         }
         impl<L: LogKind> Drop for Keep<'_, L> {
             fn drop(&mut self) {
                 if L::batch_len(self.batch) > 0 {
-                    self.obj.domain.pending.put_carry(self.obj.id, std::mem::take(self.batch));
+                    self.obj.domain.pending.put_carry(self.obj.id(), std::mem::take(self.batch));
                 }
             }
         }
@@ -322,10 +445,10 @@ impl<L: LogKind> OpLog<L> {
     /// Collects, at one instant, every operation logged for this object: its backlog,
     /// then each core's log. With `release`, also gives up its slots (for drop).
     fn gather(&self, release: bool) -> L::Batch {
-        let d = &*self.domain;
+        let d = &**self.domain;
         let held = HeldSlots::lock(self);
         let mut batch = L::Batch::default();
-        if let Some(backlog) = d.pending.take(self.id) {
+        if let Some(backlog) = d.pending.take(self.id()) {
             batch = backlog.carry;
             for (core, mut log) in backlog.evicted {
                 L::gather(&mut batch, core, &mut log);
@@ -335,7 +458,7 @@ impl<L: LogKind> OpLog<L> {
         for (core, _, data) in &held.slots {
             // SAFETY: `held` holds the lock of every slot in `slots`.
             let data = unsafe { data.deref() };
-            if data.owner == self.id {
+            if data.owner == self.id() {
                 L::gather(&mut batch, *core, &mut data.log);
                 if release {
                     data.owner = NO_OWNER;
@@ -353,14 +476,15 @@ impl<L: LogKind> OpLog<L> {
     }
 
     /// Applies everything and gives up every slot, continuing past panicking operations
-    /// (drop and `into_inner`); returns the first panic.
-    fn retire(&mut self) -> Option<Box<dyn Any + Send>> {
+    /// (drop and `into_inner`); returns the first panic. The object lock is held by the
+    /// only remaining owner.
+    fn retire(&self) -> Option<Box<dyn Any + Send>> {
         let mut batch = self.gather(true);
         let state = self.state.get_mut();
         let mut first = None;
         while L::batch_len(&batch) > 0 {
             let before = L::batch_len(&batch);
-            // SAFETY: `&mut self`: nothing else accesses the state.
+            // SAFETY: the object lock is held and the caller is the last handle.
             let r = catch_unwind(AssertUnwindSafe(|| L::apply(unsafe { state.deref() }, &mut batch)));
             if let Err(p) = r {
                 if L::batch_len(&batch) >= before {
@@ -375,27 +499,42 @@ impl<L: LogKind> OpLog<L> {
     }
 }
 
-impl<L: LogKind> Drop for OpLog<L> {
-    /// Applies every pending operation to the instance, then drops it (nothing logged is
-    /// lost). If operations panic, the others still run and the first panic is resumed
-    /// after the instance is dropped, unless the thread is already panicking.
-    fn drop(&mut self) {
-        if let Some(p) = self.retire()
-            && !std::thread::panicking()
-        {
-            resume_unwind(p);
+/// An evicted log whose owner (the victim) was locked with a try-lock while the evictor
+/// held the slot; finished after the slot is released.
+enum Eviction<L: LogKind> {
+    /// Operations commute: apply the evicted log alone.
+    Apply { victim: NonNull<Shared<L>>, batch: L::Batch },
+    /// Ordered: the log went to the victim's backlog; synchronize the victim.
+    Synchronize { victim: NonNull<Shared<L>> },
+}
+
+impl<L: LogKind> Eviction<L> {
+    /// Applies the evicted log to the victim and unlocks it.
+    fn finish(self) {
+        let (victim, batch) = match self {
+            Eviction::Apply { victim, batch } => (victim, Some(batch)),
+            Eviction::Synchronize { victim } => (victim, None),
+        };
+        // SAFETY: the evictor holds the victim's lock (taken while it held one of the
+        // victim's slots), and dropping an object takes its lock first, so the victim is
+        // alive until the guard below unlocks it.
+        let victim = unsafe { victim.as_ref() };
+        let _lock = ObjectLock { obj: victim };
+        match batch {
+            Some(batch) => victim.apply_locked(batch),
+            None => victim.sync_locked(),
         }
     }
 }
 
 /// Holds an object's lock bit; releases it on drop.
 struct ObjectLock<'a, L: LogKind> {
-    obj: &'a OpLog<L>,
+    obj: &'a Shared<L>,
 }
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
     fn drop(&mut self) {
-        self.obj.word.fetch_and(!LOCK, Ordering::Release);
+        self.obj.unlock();
     }
 }
 
@@ -450,9 +589,9 @@ struct HeldSlots<'a, L: LogKind> {
 }
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
-    fn lock(obj: &'a OpLog<L>) -> Self {
-        let d = &*obj.domain;
-        let index = slot_index(obj.id, d.slot_mask);
+    fn lock(obj: &'a Shared<L>) -> Self {
+        let d = &**obj.domain;
+        let index = obj.slot_index(d.slot_mask);
         loop {
             let bits = obj.word.load(Ordering::SeqCst) & CORE_BITS;
             let slots: Vec<(usize, &Slot<L>)> =

@@ -1,14 +1,14 @@
 //! Logs that left the log cache, and operations left over after a panic, waiting for
 //! their object's next synchronize.
 //!
-//! The published design evicts a slot's owner by synchronizing it (001 ch. 7). That
-//! deadlocks against a concurrent synchronize: the evictor holds the slot and wants the
-//! victim's object lock, while the victim's synchronizer holds the object lock and wants
-//! the slot. Here an evictor never touches the victim object: holding only the slot, it
-//! moves the victim's log into the victim's entry in this table. Synchronize takes the
-//! entry *after* locking every slot the object may own, so a log is either still in its
-//! slot or already here when it looks (lock order: object, slots, shard; evictors take
-//! slot then shard).
+//! The published design evicts a slot's owner by synchronizing it (001 ch. 7). Done while
+//! holding the slot, that deadlocks against a concurrent synchronize: the evictor holds the
+//! slot and wants the victim's object lock, while the victim's synchronizer holds the object
+//! lock and wants the slot. Here an evictor holding the slot only *tries* the victim's lock
+//! (see `object`); when that fails, it moves the victim's log into the victim's entry in
+//! this table and leaves it to whoever holds the victim. Synchronize takes the entry *after*
+//! locking every slot the object may own, so a log is either still in its slot or already
+//! here when it looks (lock order: object, slots, shard; evictors take slot then shard).
 //!
 //! The table is sharded by object id, and each shard keeps a count of what it holds, so
 //! a synchronize finds "nothing pending" with one atomic load and no lock.

@@ -120,7 +120,7 @@ impl<L: LogKind> CoreCache<L> {
     pub(crate) fn slot(&self, index: usize) -> &Slot<L> {
         debug_assert!(index < self.slots.len());
         // SAFETY: every cache of a domain has `slot_mask + 1` slots and every index is
-        // `slot_index(.., slot_mask)`, which is at most `slot_mask`.
+        // masked with `slot_mask` (`Shared::slot_index`).
         unsafe { self.slots.get_unchecked(index) }
     }
 
@@ -140,28 +140,4 @@ impl<L: LogKind> CoreCache<L> {
 #[cfg(oplog_rseq)]
 pub(crate) const fn slot_stride<L: LogKind>() -> usize {
     std::mem::size_of::<CachePadded<Slot<L>>>()
-}
-
-/// The slot index of object `id` in a cache of `mask + 1` slots: the low bits of the id.
-/// Ids are handed out consecutively, so objects created together land in different slots
-/// (a direct-mapped cache's best case), and the update path needs no hashing.
-#[inline(always)]
-pub(crate) fn slot_index(id: u64, mask: usize) -> usize {
-    id as usize & mask
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn consecutive_ids_fill_the_table() {
-        let mask = 255;
-        let mut seen = vec![0u32; 256];
-        for id in 1..=256u64 {
-            seen[slot_index(id, mask)] += 1;
-        }
-        assert!(seen.iter().all(|&n| n == 1));
-        assert_eq!(slot_index(12345, 0), 0);
-    }
 }

@@ -151,3 +151,26 @@ fn alternating_collisions_keep_the_backlog_bounded() {
     });
     assert_eq!((a.read(), b.read()), (100_000, -100_000));
 }
+
+#[test]
+fn evicted_logs_are_applied_at_once_not_parked() {
+    // More objects than slots: each update evicts another object's log, and the evictor
+    // applies it (commuting kinds) or synchronizes its owner (ordered kinds) right away.
+    let counters_domain = Domain::<CounterLog>::new(Config::per_cpu().cache_slots(4)).unwrap();
+    let counters: Vec<Counter> = (0..100).map(|_| Counter::with_domain(&counters_domain, 0)).collect();
+    let sets_domain = Domain::<Ordered<SetOp>>::new(Config::per_cpu().cache_slots(4)).unwrap();
+    let sets: Vec<OpLog<Ordered<SetOp>>> =
+        (0..100).map(|_| OpLog::with_domain(&sets_domain, BTreeSet::new())).collect();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for round in 0..3 {
+                counters.iter().for_each(Counter::inc);
+                sets.iter().for_each(|set| set.update(SetOp::Add(round)));
+            }
+        });
+    });
+    assert_eq!(counters_domain.pending_logs(), 0);
+    assert_eq!(sets_domain.pending_logs(), 0);
+    assert!(counters.iter().all(|c| c.read() == 3));
+    assert!(sets.iter().all(|s| s.read(|s| s.len()) == 3));
+}
