@@ -351,7 +351,7 @@ impl<L: LogKind> Domain<L> {
         self.slab.live()
     }
 
-    /// Bytes held by the objects' shared parts (the slab), beside their handles.
+    /// Bytes held by the objects' shared parts (the slab), beside their 8-byte handles.
     pub fn object_footprint(&self) -> usize {
         self.slab.footprint()
     }

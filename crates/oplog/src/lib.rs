@@ -116,9 +116,9 @@
 //!
 //! # Memory bound
 //!
-//! * Per object: an 8-byte handle, and in the domain's slab the instance plus 16 bytes
-//!   (domain pointer, lock and core mask); a [`Counter`] is 32 bytes whatever the number of
-//!   cores ([`Domain::object_footprint`]).
+//! * Per object: an 8-byte handle, and in the domain's slab the instance plus an 8-byte
+//!   word (lock and core mask); a [`Counter`] is 24 bytes whatever the number of cores
+//!   ([`Domain::object_footprint`]).
 //! * Per domain, fixed: for each core (CPU, or thread in per-thread domains),
 //!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
 //! * Logs: a log holds at most `max_log_len` entries (the update that fills it flushes),

@@ -27,7 +27,7 @@
 //!
 //! An [`OpLog`] is a handle to a shared part that never moves, an entry of its domain's
 //! slab ([`crate::slab`]): slots name their owner by that entry's address, which an evictor
-//! can follow. The owner is alive while a slot names it: dropping an object takes its lock
+//! can follow, and the entry finds its domain from its chunk's header. The owner is alive while a slot names it: dropping an object takes its lock
 //! and then its slots, and an evictor holds one of those slots until it holds the lock.
 //!
 //! # Synchronize (000 §5.1 `Object::synchronize`)
@@ -49,10 +49,12 @@ use crate::domain::{Domain, SlotMode};
 use crate::lock::Held;
 use crate::log::LogKind;
 use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell, barrier};
+use crate::slab::Slab;
 use crate::slot::{NO_OWNER, Slot, SlotData, SlotGuard};
 use crate::{migration, registry};
 use std::any::Any;
 use std::fmt;
+use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -83,14 +85,28 @@ pub struct OpLog<L: LogKind> {
     shared: NonNull<Shared<L>>,
 }
 
-/// The part of an object that never moves (an entry of its domain's slab).
+/// The part of an object that never moves (an entry of its domain's slab). Its domain is
+/// the slab's owner ([`Shared::domain`]); each object holds one strong count of it.
 pub(crate) struct Shared<L: LogKind> {
-    /// Owned: released when the object is dropped.
-    domain: ManuallyDrop<Arc<Domain<L>>>,
     /// [`LOCK`] | core mask.
     word: AtomicU64,
     state: UnsafeCell<L::State>,
 }
+
+/// A reference to an object's shared part that keeps the provenance of its whole slab
+/// chunk, so the chunk's header (the domain) can be read from it; `Copy`, like `&`.
+pub(crate) struct Obj<'a, L: LogKind> {
+    ptr: NonNull<Shared<L>>,
+    _life: PhantomData<&'a Shared<L>>,
+}
+
+impl<L: LogKind> Clone for Obj<'_, L> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<L: LogKind> Copy for Obj<'_, L> {}
 
 // SAFETY: the handle owns its slab entry. The internal instance is only accessed with the
 // object lock held (or by the owning handle alone, when dropping), so moving or sharing the
@@ -103,10 +119,7 @@ unsafe impl<L: LogKind> Sync for OpLog<L> {}
 
 impl<L: LogKind> fmt::Debug for OpLog<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpLog")
-            .field("id", &self.shared().id())
-            .field("domain", &self.domain().id)
-            .finish_non_exhaustive()
+        f.debug_struct("OpLog").field("id", &self.obj().id()).field("domain", &self.domain().id).finish_non_exhaustive()
     }
 }
 
@@ -122,24 +135,23 @@ impl<L: LogKind> OpLog<L> {
 
     /// Wraps `state` as an object of `domain`.
     pub fn with_domain(domain: &Arc<Domain<L>>, state: L::State) -> Self {
-        let shared = domain.slab.alloc(Shared {
-            domain: ManuallyDrop::new(domain.clone()),
-            word: AtomicU64::new(0, "OpLog.word"),
-            state: UnsafeCell::new(state, "OpLog.state"),
-        });
+        // The object's strong count of its domain, given back in `release`.
+        let owner = Arc::into_raw(domain.clone()).cast::<()>();
+        let shared = domain.slab.alloc(
+            Shared { word: AtomicU64::new(0, "OpLog.word"), state: UnsafeCell::new(state, "OpLog.state") },
+            owner,
+        );
         OpLog { shared }
     }
 
     #[inline(always)]
-    fn shared(&self) -> &Shared<L> {
-        // SAFETY: the entry holds this object's shared part from `with_domain` until the
-        // handle is dropped or consumed, and is only ever accessed through shared references.
-        unsafe { self.shared.as_ref() }
+    fn obj(&self) -> Obj<'_, L> {
+        Obj { ptr: self.shared, _life: PhantomData }
     }
 
     /// The domain this object belongs to.
-    pub fn domain(&self) -> &Arc<Domain<L>> {
-        &self.shared().domain
+    pub fn domain(&self) -> &Domain<L> {
+        self.obj().domain()
     }
 
     /// Logs a deferred update (000 Figure 6 `Object::log`). It takes effect, in timestamp
@@ -153,10 +165,10 @@ impl<L: LogKind> OpLog<L> {
     /// is four times over its limit, as a re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
-        let shared = self.shared();
-        let len = shared.append(op);
-        if len >= shared.domain.max_log_len {
-            shared.flush(len);
+        let obj = self.obj();
+        let len = obj.append(op);
+        if len >= obj.domain().max_log_len {
+            obj.flush(len);
         }
     }
 
@@ -168,10 +180,10 @@ impl<L: LogKind> OpLog<L> {
     /// If an operation panics while being applied. The panicking operation is dropped,
     /// the lock released, and the operations after it kept for the next synchronize.
     pub fn synchronize(&self) -> Synced<'_, L> {
-        let shared = self.shared();
-        let lock = shared.lock();
-        shared.sync_locked();
-        Synced { state: Some(shared.state.get_mut()), _lock: lock }
+        let obj = self.obj();
+        let lock = obj.lock();
+        obj.sync_locked();
+        Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
     }
 
     /// Synchronizes and runs `f` on the up-to-date instance.
@@ -201,17 +213,19 @@ impl<L: LogKind> OpLog<L> {
     /// and returns the instance and the first panic of an operation. Consumes the handle:
     /// callers must not use or drop it afterwards.
     fn release(&self) -> (L::State, Option<Box<dyn Any + Send>>) {
-        let shared = self.shared();
+        let obj = self.obj();
         let panic = {
-            let _lock = shared.lock();
-            shared.retire()
+            let _lock = obj.lock();
+            obj.retire()
         };
+        // SAFETY: the object holds one strong count of its domain, taken in `with_domain`
+        // with `Arc::into_raw`; this takes it back, once.
+        let domain = unsafe { Arc::from_raw(obj.domain_ptr()) };
         // SAFETY: the object is retired (no slot names it, so no evictor can reach it) and
         // this handle is its only owner, which the caller gives up: read the shared part out
-        // once and give the entry back.
-        let Shared { domain, word: _, state } = unsafe { self.shared.as_ptr().read() };
-        let domain = ManuallyDrop::into_inner(domain);
-        // SAFETY: the entry came from this domain's slab and its value was just moved out.
+        // once and give the entry back to the slab it came from.
+        let Shared { word: _, state } = unsafe { self.shared.as_ptr().read() };
+        // SAFETY: as above; the value was just moved out.
         unsafe { domain.slab.free(self.shared) };
         (state.into_inner(), panic)
     }
@@ -232,30 +246,74 @@ impl<L: LogKind> Drop for OpLog<L> {
     }
 }
 
-impl<L: LogKind> Shared<L> {
+impl<'a, L: LogKind> Obj<'a, L> {
+    /// The shared part.
+    #[inline(always)]
+    fn get(self) -> &'a Shared<L> {
+        // SAFETY: the entry holds the object's shared part from `with_domain` until its
+        // handle is dropped or consumed, which the lifetime `'a` (a borrow of the handle, or
+        // the victim's lock held by an evictor) outlasts; it is only accessed through shared
+        // references.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The object's domain: the owner of the slab chunk it lives in.
+    #[inline(always)]
+    fn domain(self) -> &'a Domain<L> {
+        // SAFETY: the pointer is the domain's `Arc` data pointer (see `domain_ptr`), and the
+        // object holds a strong count of the domain, so the domain outlives this borrow.
+        unsafe { &*self.domain_ptr() }
+    }
+
+    /// The object's domain as the pointer `Arc::into_raw` gave (with the provenance of the
+    /// whole `Arc` allocation, so `Arc::from_raw` may use it).
+    #[inline(always)]
+    fn domain_ptr(self) -> *const Domain<L> {
+        // SAFETY: every `Shared<L>` is an entry of its domain's slab, allocated with the
+        // domain's `Arc::into_raw` pointer as owner (`OpLog::with_domain`), and `ptr` has the
+        // provenance of the whole chunk (it came from the slab).
+        unsafe { Slab::<Shared<L>>::owner_of(self.ptr.as_ptr()).cast::<Domain<L>>() }
+    }
+
     /// The object's identity in slots and backlogs: its address.
     #[inline(always)]
-    fn id(&self) -> u64 {
-        std::ptr::from_ref(self) as u64
+    fn id(self) -> u64 {
+        self.ptr.as_ptr().addr() as u64
+    }
+
+    /// The object named by an owner id a slot holds (see `install`).
+    ///
+    /// # Safety
+    /// `id` came from [`Obj::expose`] of an object that is still alive for `'a`.
+    unsafe fn from_id(id: u64) -> Self {
+        let ptr = std::ptr::with_exposed_provenance_mut::<Shared<L>>(id as usize);
+        // SAFETY: ids of live objects are addresses of slab entries, never null.
+        Obj { ptr: unsafe { NonNull::new_unchecked(ptr) }, _life: PhantomData }
+    }
+
+    /// The object's id, with its pointer's provenance exposed so that [`Obj::from_id`] can
+    /// rebuild the pointer from a slot's owner field.
+    fn expose(self) -> u64 {
+        self.ptr.as_ptr().expose_provenance() as u64
     }
 
     /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
     /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
     #[inline(always)]
-    fn slot_index(&self, mask: usize) -> usize {
-        (self.id() as usize / std::mem::size_of::<Self>()) & mask
+    fn slot_index(self, mask: usize) -> usize {
+        (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
     }
 
     /// Appends `op` to this thread's log; returns the log's length.
     #[inline(always)]
-    fn append(&self, op: L::Op) -> usize {
-        let d = &**self.domain;
+    fn append(self, op: L::Op) -> usize {
+        let d = self.domain();
         let index = self.slot_index(d.slot_mask);
         let mut check_backlog = true;
         loop {
             let (core, slot, held) = match d.mode {
                 SlotMode::PerCpu => d.enter_cpu_slot(index),
-                SlotMode::PerThread => match registry::thread_core(&self.domain) {
+                SlotMode::PerThread => match registry::thread_core(d, self.domain_ptr()) {
                     Some((core, cache)) => {
                         let slot = cache.slot(index);
                         (core, slot, if d.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_shared() })
@@ -327,19 +385,20 @@ impl<L: LogKind> Shared<L> {
         core: usize,
         check_backlog: bool,
     ) -> Result<Option<Eviction<L>>, bool> {
-        let d = &**self.domain;
+        let d = self.domain();
         if check_backlog && d.pending.evicted_count(self.id()) >= d.backlog_limit {
-            return Err(self.word.load(Ordering::Relaxed) & LOCK == 0);
+            return Err(self.get().word.load(Ordering::Relaxed) & LOCK == 0);
         }
         let victim = slot.owner;
         let mut eviction = None;
         if victim != NO_OWNER && !L::is_empty(&slot.log) {
             let mut log = std::mem::take(&mut slot.log);
-            // SAFETY: a slot names only live objects: the victim cannot finish dropping while
-            // we hold this slot, which it still owns (module docs, "Where an object lives").
-            let v = unsafe { &*(victim as *const Shared<L>) };
+            // SAFETY: a slot's owner id is the exposed address of a live object: the victim
+            // cannot finish dropping while we hold this slot, which it still owns (module
+            // docs, "Where an object lives").
+            let v = unsafe { Obj::<L>::from_id(victim) };
             if v.try_lock_raw() {
-                let victim = NonNull::from(v);
+                let victim = v.ptr;
                 eviction = Some(if L::ORDERED {
                     // Its log must merge with its other cores' logs: synchronize it.
                     d.pending.push_evicted(v.id(), core, log);
@@ -354,20 +413,20 @@ impl<L: LogKind> Shared<L> {
                 d.pending.push_evicted(v.id(), core, log);
             }
         }
-        slot.owner = self.id();
+        slot.owner = self.expose();
         // Set under the slot lock, before the first push: a synchronize that does not see
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
-        self.word.fetch_or(core_bit(core), Ordering::SeqCst);
+        self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
         Ok(eviction)
     }
 
     /// Synchronizes because a log is full, unless a synchronize is already running and the
     /// log is not far over its limit (that synchronize, or the next, will take it).
     #[cold]
-    fn flush(&self, len: usize) {
+    fn flush(self, len: usize) {
         let lock = match self.try_lock() {
             Some(lock) => lock,
-            None if len >= HARD_LIMIT_FACTOR * self.domain.max_log_len => self.lock(),
+            None if len >= HARD_LIMIT_FACTOR * self.domain().max_log_len => self.lock(),
             None => return,
         };
         self.sync_locked();
@@ -377,18 +436,18 @@ impl<L: LogKind> Shared<L> {
     /// Applies this object's backlog before it takes a slot again (see `install`), unless a
     /// synchronize is running already.
     #[cold]
-    fn flush_backlog(&self) {
+    fn flush_backlog(self) {
         if let Some(lock) = self.try_lock() {
             self.sync_locked();
             drop(lock);
         }
     }
 
-    fn lock(&self) -> ObjectLock<'_, L> {
+    fn lock(self) -> ObjectLock<'a, L> {
         if !self.try_lock_raw() {
             let mut backoff = Backoff::default();
             loop {
-                while self.word.load(Ordering::Relaxed) & LOCK != 0 {
+                while self.get().word.load(Ordering::Relaxed) & LOCK != 0 {
                     backoff.snooze();
                 }
                 if self.try_lock_raw() {
@@ -399,53 +458,53 @@ impl<L: LogKind> Shared<L> {
         ObjectLock { obj: self }
     }
 
-    fn try_lock(&self) -> Option<ObjectLock<'_, L>> {
+    fn try_lock(self) -> Option<ObjectLock<'a, L>> {
         self.try_lock_raw().then(|| ObjectLock { obj: self })
     }
 
     /// Sets the lock bit if it was clear; the caller then owns the lock.
     #[inline]
-    fn try_lock_raw(&self) -> bool {
-        self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0
+    fn try_lock_raw(self) -> bool {
+        self.get().word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0
     }
 
-    fn unlock(&self) {
-        self.word.fetch_and(!LOCK, Ordering::Release);
+    fn unlock(self) {
+        self.get().word.fetch_and(!LOCK, Ordering::Release);
     }
 
     /// Gathers and applies every logged update. The object lock is held.
-    fn sync_locked(&self) {
+    fn sync_locked(self) {
         let batch = self.gather(false);
         self.apply_locked(batch);
     }
 
     /// Applies `batch` to the instance. The object lock is held. If an operation panics,
     /// the ones not yet run are kept for the next synchronize.
-    fn apply_locked(&self, mut batch: L::Batch) {
+    fn apply_locked(self, mut batch: L::Batch) {
         if L::batch_len(&batch) == 0 {
             return;
         }
-        struct Keep<'a, L: LogKind> {
-            obj: &'a Shared<L>,
-            batch: &'a mut L::Batch,
+        struct Keep<'a, 'b, L: LogKind> {
+            obj: Obj<'a, L>,
+            batch: &'b mut L::Batch,
         }
-        impl<L: LogKind> Drop for Keep<'_, L> {
+        impl<L: LogKind> Drop for Keep<'_, '_, L> {
             fn drop(&mut self) {
                 if L::batch_len(self.batch) > 0 {
-                    self.obj.domain.pending.put_carry(self.obj.id(), std::mem::take(self.batch));
+                    self.obj.domain().pending.put_carry(self.obj.id(), std::mem::take(self.batch));
                 }
             }
         }
         let keep = Keep { obj: self, batch: &mut batch };
-        let state = self.state.get_mut();
+        let state = self.get().state.get_mut();
         // SAFETY: the object lock is held, so this is the only access to the state.
         L::apply(unsafe { state.deref() }, keep.batch);
     }
 
     /// Collects, at one instant, every operation logged for this object: its backlog,
     /// then each core's log. With `release`, also gives up its slots (for drop).
-    fn gather(&self, release: bool) -> L::Batch {
-        let d = &**self.domain;
+    fn gather(self, release: bool) -> L::Batch {
+        let d = self.domain();
         let held = HeldSlots::lock(self);
         let mut batch = L::Batch::default();
         if let Some(backlog) = d.pending.take(self.id()) {
@@ -469,7 +528,7 @@ impl<L: LogKind> Shared<L> {
         }
         let gone = held.bits & !still_owned;
         if gone != 0 {
-            self.word.fetch_and(!gone, Ordering::SeqCst);
+            self.get().word.fetch_and(!gone, Ordering::SeqCst);
         }
         drop(held);
         batch
@@ -478,9 +537,9 @@ impl<L: LogKind> Shared<L> {
     /// Applies everything and gives up every slot, continuing past panicking operations
     /// (drop and `into_inner`); returns the first panic. The object lock is held by the
     /// only remaining owner.
-    fn retire(&self) -> Option<Box<dyn Any + Send>> {
+    fn retire(self) -> Option<Box<dyn Any + Send>> {
         let mut batch = self.gather(true);
-        let state = self.state.get_mut();
+        let state = self.get().state.get_mut();
         let mut first = None;
         while L::batch_len(&batch) > 0 {
             let before = L::batch_len(&batch);
@@ -515,10 +574,10 @@ impl<L: LogKind> Eviction<L> {
             Eviction::Apply { victim, batch } => (victim, Some(batch)),
             Eviction::Synchronize { victim } => (victim, None),
         };
-        // SAFETY: the evictor holds the victim's lock (taken while it held one of the
-        // victim's slots), and dropping an object takes its lock first, so the victim is
-        // alive until the guard below unlocks it.
-        let victim = unsafe { victim.as_ref() };
+        // The evictor holds the victim's lock (taken while it held one of the victim's
+        // slots), and dropping an object takes its lock first, so the victim is alive until
+        // the guard below unlocks it.
+        let victim = Obj::<L> { ptr: victim, _life: PhantomData };
         let _lock = ObjectLock { obj: victim };
         match batch {
             Some(batch) => victim.apply_locked(batch),
@@ -529,7 +588,7 @@ impl<L: LogKind> Eviction<L> {
 
 /// Holds an object's lock bit; releases it on drop.
 struct ObjectLock<'a, L: LogKind> {
-    obj: &'a Shared<L>,
+    obj: Obj<'a, L>,
 }
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
@@ -589,11 +648,11 @@ struct HeldSlots<'a, L: LogKind> {
 }
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
-    fn lock(obj: &'a Shared<L>) -> Self {
-        let d = &**obj.domain;
+    fn lock(obj: Obj<'a, L>) -> Self {
+        let d = obj.domain();
         let index = obj.slot_index(d.slot_mask);
         loop {
-            let bits = obj.word.load(Ordering::SeqCst) & CORE_BITS;
+            let bits = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
             let slots: Vec<(usize, &Slot<L>)> =
                 cores_of(bits, d.cores()).filter_map(|c| d.core(c).map(|cache| (c, cache.slot(index)))).collect();
             let remote = d.owner_fast;
@@ -614,7 +673,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
                     }
                 }
             }
-            let now = obj.word.load(Ordering::SeqCst) & CORE_BITS;
+            let now = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
             let mut held = HeldSlots {
                 remote,
                 bits,

@@ -72,7 +72,9 @@ thread_local_const! {
 /// The calling thread's index and log cache in per-thread `domain`, claiming one on first
 /// use; `None` when it has none (see the module docs).
 #[inline(always)]
-pub(crate) fn thread_core<L: LogKind>(domain: &Arc<Domain<L>>) -> Option<(usize, &CoreCache<L>)> {
+///
+/// `arc` is `domain` as the pointer its `Arc` gave out (`Arc::into_raw`), for claiming.
+pub(crate) fn thread_core<L: LogKind>(domain: &Domain<L>, arc: *const Domain<L>) -> Option<(usize, &CoreCache<L>)> {
     let f = FAST.with(Cell::get);
     if f.domain == domain.id {
         // SAFETY: FAST holds this domain's id only if `thread_core_slow` stored it with a
@@ -80,11 +82,11 @@ pub(crate) fn thread_core<L: LogKind>(domain: &Arc<Domain<L>>) -> Option<(usize,
         // caches live as long as their domain, which `domain` keeps alive.
         return Some((f.index, unsafe { &*f.core.cast::<CoreCache<L>>() }));
     }
-    thread_core_slow(domain)
+    thread_core_slow(domain, arc)
 }
 
 #[cold]
-fn thread_core_slow<L: LogKind>(domain: &Arc<Domain<L>>) -> Option<(usize, &CoreCache<L>)> {
+fn thread_core_slow<L: LogKind>(domain: &Domain<L>, arc: *const Domain<L>) -> Option<(usize, &CoreCache<L>)> {
     let (index, core) = REGISTRATIONS
         .try_with(|regs| {
             let mut regs = regs.borrow_mut();
@@ -95,7 +97,11 @@ fn thread_core_slow<L: LogKind>(domain: &Arc<Domain<L>>) -> Option<(usize, &Core
             regs.retain(|r| r.owner.strong_count() > 0);
             let index = domain.acquire_thread_index()?;
             let core = std::ptr::from_ref(domain.thread_cache(index)).cast::<()>();
-            let owner: Weak<dyn ThreadIndexOwner> = Arc::downgrade(domain) as Weak<dyn ThreadIndexOwner>;
+            // SAFETY: `arc` came from `Arc::into_raw` of this domain's `Arc`, which is alive
+            // (the caller borrows the domain); this views it as that `Arc` without touching
+            // the count (ManuallyDrop) to take a weak reference.
+            let arc = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(arc) });
+            let owner: Weak<dyn ThreadIndexOwner> = Arc::downgrade(&*arc) as Weak<dyn ThreadIndexOwner>;
             regs.push(Registration { domain: domain.id, core, index, owner });
             Some((index, core))
         })
@@ -112,20 +118,25 @@ mod tests {
     use crate::domain::Config;
     use crate::log::CounterLog;
 
+    /// `thread_core` for a domain held in an `Arc`.
+    fn core_of(d: &Arc<Domain<CounterLog>>) -> Option<(usize, &CoreCache<CounterLog>)> {
+        thread_core(d, Arc::as_ptr(d))
+    }
+
     #[test]
     fn a_thread_keeps_its_index_and_returns_it_at_exit() {
         let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
         let (a, b) = std::thread::scope(|s| {
             s.spawn(|| {
-                let (i, c1) = thread_core(&d).unwrap();
-                let (j, c2) = thread_core(&d).unwrap();
+                let (i, c1) = core_of(&d).unwrap();
+                let (j, c2) = core_of(&d).unwrap();
                 assert_eq!(i, j);
                 assert!(std::ptr::eq(c1, c2));
                 i
             })
             .join()
             .unwrap();
-            let b = s.spawn(|| thread_core(&d).unwrap().0).join().unwrap();
+            let b = s.spawn(|| core_of(&d).unwrap().0).join().unwrap();
             (1, b)
         });
         // The first thread exited, so the second reused its index.
@@ -138,13 +149,13 @@ mod tests {
         let barrier = std::sync::Barrier::new(2);
         std::thread::scope(|s| {
             let h1 = s.spawn(|| {
-                let r = thread_core(&d).map(|(i, _)| i);
+                let r = core_of(&d).map(|(i, _)| i);
                 barrier.wait();
                 barrier.wait();
                 r
             });
             barrier.wait();
-            let r2 = s.spawn(|| thread_core(&d).map(|(i, _)| i)).join().unwrap();
+            let r2 = s.spawn(|| core_of(&d).map(|(i, _)| i)).join().unwrap();
             barrier.wait();
             assert_eq!(h1.join().unwrap(), Some(1));
             assert_eq!(r2, None);
@@ -156,10 +167,10 @@ mod tests {
         let d1 = Domain::<CounterLog>::new(Config::per_thread()).unwrap();
         let d2 = Domain::<CounterLog>::new(Config::per_thread()).unwrap();
         std::thread::spawn(move || {
-            let a = thread_core(&d1).unwrap().0;
-            let b = thread_core(&d2).unwrap().0;
-            assert_eq!(thread_core(&d1).unwrap().0, a);
-            assert_eq!(thread_core(&d2).unwrap().0, b);
+            let a = core_of(&d1).unwrap().0;
+            let b = core_of(&d2).unwrap().0;
+            assert_eq!(core_of(&d1).unwrap().0, a);
+            assert_eq!(core_of(&d2).unwrap().0, b);
         })
         .join()
         .unwrap();
