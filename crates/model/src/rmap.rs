@@ -130,7 +130,7 @@ impl Explore for RmapModel {
                 }
                 let past = map.get(&m).is_some_and(|&(_, end)| end > o);
                 let (m, o) = (a.name(0), b.name(0));
-                facts.push(Fact::new(format!("{m} reaches past {o}"), format!("{m} ends by {o}"), past));
+                facts.push(Fact::new(format!("{m} mapped past {o}"), format!("{m} not mapped past {o}"), past));
             }
         }
         facts
