@@ -48,7 +48,7 @@ pub fn render(report: &StructureReport) -> Option<String> {
     let label_w = kinds.iter().map(|k| k.len()).max().unwrap_or(0) * CHAR + 16;
     let panel_w = (label_w + n * CELL).max(40 * CHAR);
     let width = report.impls.len() * panel_w + (report.impls.len() - 1) * GAP + 2 * 16;
-    let height = TOP + n * CELL + 64;
+    let height = TOP + n * CELL + 72;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -95,11 +95,13 @@ pub fn render(report: &StructureReport) -> Option<String> {
             };
             let (x, y) = (gx + c * CELL, TOP + r * CELL);
             let bad = ip.traced - ip.conflict_free;
+            let share = if ip.traced == 0 { 0.0 } else { bad as f64 / ip.traced as f64 };
             let (fill, text) = if ip.traced == 0 {
                 ("#eeeeee".to_owned(), "—".to_owned())
             } else {
-                (color(bad as f64 / ip.traced as f64), format!("{bad}/{}", ip.traced))
+                (color(share), format!("{bad}/{}", ip.traced))
             };
+            let ink = if share > 0.5 { "white" } else { "black" };
             let _ = writeln!(
                 svg,
                 r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="white" stroke-width="2"><title>{}: {} of {} commutative cases not conflict-free</title></rect>"#,
@@ -109,17 +111,22 @@ pub fn render(report: &StructureReport) -> Option<String> {
             );
             let _ = writeln!(
                 svg,
-                r#"<text x="{}" y="{}" text-anchor="middle">{text}</text>"#,
+                r#"<text x="{}" y="{}" text-anchor="middle" fill="{ink}">{text}</text>"#,
                 x + CELL / 2,
                 y + CELL / 2 + 5
             );
         }
     }
-    let _ = writeln!(
-        svg,
-        r#"<text x="16" y="{}" font-size="12" fill="dimgray">row: operation A, column: operation B; cell: commutative cases not conflict-free / commutative cases (steady state); green: none, red: all, grey: the pair never commutes</text>"#,
-        height - 20
-    );
+    for (i, line) in [
+        "row: operation A, column: operation B; cell: commutative cases not conflict-free / commutative cases",
+        "(steady state: the object already in both cores' log caches); green: none, red: all, grey: never commutes",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let _ =
+            writeln!(svg, r#"<text x="16" y="{}" font-size="12" fill="dimgray">{line}</text>"#, height - 32 + i * 16);
+    }
     svg.push_str("</svg>\n");
     Some(svg)
 }
