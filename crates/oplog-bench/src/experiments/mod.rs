@@ -13,11 +13,12 @@ use crate::harness::Settings;
 use crate::output::{Record, Sink};
 
 pub mod clock;
+pub mod commuter;
 pub mod counter;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
-pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment, &commuter::CommuterExperiment];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].
 pub const ALL: &str = "all";

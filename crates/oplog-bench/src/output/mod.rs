@@ -215,6 +215,12 @@ impl Sink {
         Self { options, stdout, progress, current: None }
     }
 
+    /// The directory `--out` names, if any (experiments that write files of their own put
+    /// them there).
+    pub fn out_dir(&self) -> Option<&Path> {
+        self.options.out_dir.as_deref()
+    }
+
     /// Starts collecting the records of `experiment`.
     pub fn begin(&mut self, experiment: &'static dyn Experiment) {
         self.current = Some(Current { experiment, records: Vec::new(), annexes: Vec::new() });
@@ -255,7 +261,8 @@ impl Sink {
     }
 
     /// Finishes the current experiment: prints its table (without `--json`) and writes its
-    /// CSV and SVG into the output directory, if any.
+    /// CSV and SVG into the output directory, if any (not for an experiment that pushed only
+    /// annexes).
     pub fn end(&mut self) -> io::Result<()> {
         let Some(current) = self.current.take() else {
             return Ok(());
@@ -263,7 +270,9 @@ impl Sink {
         let experiment = current.experiment;
         let mut written = Vec::new();
         if let Some(dir) = &self.options.out_dir {
-            written = write_files(dir, experiment, &current.records)?;
+            if !current.records.is_empty() {
+                written = write_files(dir, experiment, &current.records)?;
+            }
             for annex in &current.annexes {
                 let path = dir.join(format!("{}-{}.csv", experiment.name(), annex.name));
                 let mut text = Vec::new();

@@ -13,7 +13,7 @@
 //!   `SeqCst` fences;
 //! * the `trace` cargo feature: the same `std` primitives, each recording every access
 //!   (thread, address, size, kind, label) into a per-thread buffer while a trace session
-//!   is active on that thread ([`trace`]), for the commutativity checker's tracer (002
+//!   is active on that thread (the `trace` module), for the commutativity checker's tracer (002
 //!   §6.3). Under tracing, [`current_cpu`] can be set per thread with `set_current_cpu`,
 //!   as under loom, so a test runs one operation "on CPU 0" and another "on CPU 1".
 //!
