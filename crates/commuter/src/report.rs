@@ -81,6 +81,9 @@ pub struct ImplPair {
     pub cold_conflict_free: usize,
     /// Steady-state conflicts, grouped.
     pub exceptions: Vec<Exception>,
+    /// Every conflicting test (index into [`PairReport::tests`]) with each line one
+    /// operation wrote and the other touched (`A first, line 0x…: A {…} / B {…}`).
+    pub lines: Vec<(usize, Vec<String>)>,
 }
 
 /// One implementation's results.
@@ -213,7 +216,11 @@ impl StructureReport {
         if self.impls.is_empty() {
             out.push_str("(no implementation under test yet: commutativity only)\n");
         } else {
-            out.push_str("columns per implementation: commutative cases that are conflict-free (steady state; cold: object not yet in the test cores' log caches)\n");
+            out.push_str(
+                "columns per implementation: commutative cases that are conflict-free (steady state; cold: object not \
+                 yet in the test cores' log caches). The tracer sees what the library reaches through oplog's \
+                 primitives (atomics, locks, cells), not heap memory behind a cell.\n",
+            );
         }
         if classes {
             out.push_str("\nclasses (facts: commute / do not):\n");
@@ -240,10 +247,17 @@ impl StructureReport {
             }
         }
         if tests {
-            for pair in &self.pairs {
-                let _ = writeln!(out, "\ntests for {}:", pair.title);
-                for t in &pair.tests {
-                    let _ = writeln!(out, "  {t}");
+            for (p, pair) in self.pairs.iter().enumerate() {
+                let _ = writeln!(out, "\ntests for {} (with each implementation's conflicting lines):", pair.title);
+                for (t, test) in pair.tests.iter().enumerate() {
+                    let _ = writeln!(out, "  {test}");
+                    for imp in &self.impls {
+                        for (_, lines) in imp.pairs[p].lines.iter().filter(|(i, _)| *i == t) {
+                            for line in lines {
+                                let _ = writeln!(out, "    {}: {line}", imp.id);
+                            }
+                        }
+                    }
                 }
             }
         }

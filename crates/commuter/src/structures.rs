@@ -111,14 +111,15 @@ where
             for (pair, pair_tests) in pairs.iter().zip(&tests) {
                 let mut ip = ImplPair { traced: pair_tests.len(), ..ImplPair::default() };
                 let mut conflicted = Vec::new();
-                for test in pair_tests {
+                for (t, test) in pair_tests.iter().enumerate() {
                     let steady = check(cores, model, &imp, test, Setup::Steady).map_err(Error::Mismatch)?;
                     let cold = check(cores, model, &imp, test, Setup::Cold).map_err(Error::Mismatch)?;
                     ip.cold_conflict_free += usize::from(cold.conflict_free());
                     if steady.conflict_free() {
                         ip.conflict_free += 1;
                     } else {
-                        let lines = steady.by_operation().into_iter().map(|(_, a, b)| (a, b)).collect();
+                        ip.lines.push((t, steady.describe()));
+                        let lines = steady.by_operation().into_iter().map(|(_, _, a, b)| (a, b)).collect();
                         conflicted.push(Conflicted { lines, test: test.render(model) });
                     }
                 }

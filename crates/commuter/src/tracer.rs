@@ -229,12 +229,23 @@ impl Outcome {
         self.ab.is_empty() && self.ba.is_empty()
     }
 
-    /// The conflicts as `(line, A's accesses, B's accesses)`, both orders together.
-    pub fn by_operation(&self) -> Vec<(usize, Vec<Touch>, Vec<Touch>)> {
-        let mut all: Vec<(usize, Vec<Touch>, Vec<Touch>)> =
-            self.ab.iter().map(|c| (c.line, c.first.clone(), c.second.clone())).collect();
-        all.extend(self.ba.iter().map(|c| (c.line, c.second.clone(), c.first.clone())));
+    /// The conflicts as `(order, line, A's accesses, B's accesses)`, both orders.
+    pub fn by_operation(&self) -> Vec<(Order, usize, Vec<Touch>, Vec<Touch>)> {
+        let mut all: Vec<_> = self.ab.iter().map(|c| (Order::AB, c.line, c.first.clone(), c.second.clone())).collect();
+        all.extend(self.ba.iter().map(|c| (Order::BA, c.line, c.second.clone(), c.first.clone())));
         all
+    }
+
+    /// Each conflicting line as text: `A first, line 0x…: A {Slot.lock rmw} / B {…}`.
+    pub fn describe(&self) -> Vec<String> {
+        let show = |touches: &[Touch]| touches.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        self.by_operation()
+            .iter()
+            .map(|(order, line, a, b)| {
+                let first = if *order == Order::AB { "A" } else { "B" };
+                format!("{first} first, line {:#x}: A {{{}}} / B {{{}}}", line * LINE, show(a), show(b))
+            })
+            .collect()
     }
 }
 

@@ -6,12 +6,13 @@
 //! workspace's builds. So this experiment does not link it; it runs
 //!
 //! ```text
-//! cargo run --release --quiet --manifest-path <workspace>/crates/commuter/Cargo.toml -- --json [--out DIR]
+//! cargo run --release --manifest-path <workspace>/crates/commuter/Cargo.toml -- --json [--out DIR]
 //! ```
 //!
 //! with cargo from the `CARGO` environment variable (set when `oplog-bench` itself runs
 //! under cargo) or `PATH`, and the workspace found from this crate's manifest directory at
-//! compile time or the current directory. Each JSON line the checker prints (one per
+//! compile time or the current directory. Cargo's progress (the first build takes a minute)
+//! goes to stderr as usual. Each JSON line the checker prints (one per
 //! structure, implementation and pair of operations) becomes a row of the `pairs` annex:
 //! `structure`, `impl` (`oplog…` or `mutex…`), `op_a`, `op_b`, `commutative_cases`,
 //! `conflict_free_cases`, and the rest listed in [`COLUMNS`]. With `--out DIR` the checker
@@ -70,12 +71,13 @@ impl Experiment for CommuterExperiment {
         let manifest = find_manifest(roots.iter().flatten())?;
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
         let mut command = Command::new(&cargo);
-        command.args(["run", "--release", "--quiet", "--manifest-path"]).arg(&manifest).args(["--", "--json"]);
+        command.args(["run", "--release", "--manifest-path"]).arg(&manifest).args(["--", "--json"]);
         if let Some(dir) = sink.out_dir() {
             command.arg("--out").arg(std::path::absolute(dir)?);
         }
         let shown =
             format!("{} run --release --manifest-path {} -- --json", cargo.to_string_lossy(), manifest.display());
+        eprintln!("commuter: running `{shown}` (its own workspace: it builds oplog with the trace feature)");
         let output = command.stdin(Stdio::null()).stderr(Stdio::inherit()).output().map_err(|e| {
             io::Error::new(e.kind(), format!("cannot run `{shown}` (set CARGO or put cargo on PATH): {e}"))
         })?;
