@@ -147,7 +147,9 @@ impl StructureReport {
         t
     }
 
-    /// One JSON object per (implementation, pair).
+    /// One JSON object per (implementation, pair). `conflict_free_cases` counts among the
+    /// commutative cases that were traced: all but `untraceable_cases` (states the analyzer
+    /// generated rather than reached by operations; none for the covered structures).
     pub fn json_lines(&self) -> Vec<Value> {
         let mut lines = Vec::new();
         for imp in &self.impls {
@@ -165,7 +167,8 @@ impl StructureReport {
                     "pair": pair.title,
                     "update_pair": pair.update_pair,
                     "cases": pair.cases,
-                    "commutative_cases": ip.traced,
+                    "commutative_cases": pair.commutative,
+                    "untraceable_cases": pair.untraceable,
                     "conflict_free_cases": ip.conflict_free,
                     "cold_conflict_free_cases": ip.cold_conflict_free,
                     "condition": pair.condition,

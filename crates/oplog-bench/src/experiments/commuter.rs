@@ -31,7 +31,7 @@ use crate::harness::Settings;
 use crate::output::{Annex, Sink};
 
 /// The `pairs` annex's columns, in order: the fields of each checker line.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "structure",
     "impl",
     "op_a",
@@ -40,6 +40,7 @@ pub const COLUMNS: [&str; 12] = [
     "update_pair",
     "cases",
     "commutative_cases",
+    "untraceable_cases",
     "conflict_free_cases",
     "cold_conflict_free_cases",
     "condition",
@@ -140,7 +141,7 @@ pub fn parse(stdout: &str) -> io::Result<Annex> {
 mod tests {
     use super::*;
 
-    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"conflict_free_cases":12,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
+    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
 
     #[test]
     fn checker_lines_become_annex_rows() {
