@@ -20,8 +20,11 @@
 //!   cold columns show the first-touch cost;
 //! * **log-cache collision**: two objects hashing to the same slot of a core's log cache
 //!   evict each other's logs into the `Pending` backlog (001 ch. 7);
-//! * **a shared clock or statistic**, if a structure reads a logical clock or updates a
-//!   shared counter on its update path.
+//! * **a clock read**: an ordered log stamps each update; Ordo's per-core clocks (003)
+//!   read no shared memory, but a logical clock is one shared counter that every update
+//!   writes (a clock reports its reads to the tracer under a `Clock.` label);
+//! * **a shared statistic**, if a structure updates a shared counter on its update path
+//!   (named by the counter's label).
 //!
 //! Mutex baselines conflict on their lock word (and the value beside it) in every case.
 
@@ -288,6 +291,12 @@ fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
             (None, "a log-cache collision moved a log to the object's backlog (Pending)".into())
         }
         "Domain.threads" => (None, "a thread registered with a per-thread domain (Domain.threads)".into()),
+        l if l.starts_with("Clock.") => (
+            None,
+            format!(
+                "a clock read: every ordered update reads one shared clock ({l}); Ordo's per-core clocks share nothing (003)"
+            ),
+        ),
         l if l.starts_with("Mutex") => (None, format!("every operation takes the structure's one lock ({l})")),
         l => (None, format!("shared field `{l}`")),
     }

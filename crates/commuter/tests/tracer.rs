@@ -5,13 +5,16 @@
 use std::sync::Arc;
 
 use commuter::impls::counter::OplogCounter;
+use commuter::impls::set::OplogSet;
 use commuter::impls::{Impl, Object};
+use commuter::report::{Conflicted, exceptions};
 use commuter::testgen::Test;
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Conflict, Cores, Setup, check, conflicts};
 use oplog::Config;
-use oplog::primitive::trace::{Access, AccessKind};
+use oplog::primitive::trace::{Access, AccessKind, record};
 use oplog::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
+use oplog_model::set::{SetModel, SetOp};
 
 /// Runs `a` on CPU A and then `b` on CPU B, traced, and returns the conflicts.
 fn trace_pair<T: Send + Sync + 'static>(
@@ -173,6 +176,52 @@ fn check_runs_both_orders_in_steady_and_cold_states() {
     let mutex = &commuter::impls::counter::impls()[2];
     assert_eq!(mutex.id, "mutex");
     assert!(!check(&cores, &CounterModel, mutex, &test, Setup::Steady).unwrap().conflict_free());
+}
+
+/// A logical clock (one shared counter) that reports its reads to the tracer, as a
+/// clock outside `oplog` must for the tracer to see it.
+#[derive(Debug, Default)]
+struct TracedLogicalClock(ordo::LogicalClock);
+
+impl ordo::Clock for TracedLogicalClock {
+    fn get_time(&self) -> u64 {
+        record(std::ptr::from_ref(&self.0).cast(), 8, AccessKind::Rmw, "Clock.logical");
+        self.0.get_time()
+    }
+    fn boundary(&self) -> u64 {
+        self.0.boundary()
+    }
+    fn raw_order_is_causal(&self) -> bool {
+        self.0.raw_order_is_causal()
+    }
+    fn name(&self) -> &'static str {
+        "traced logical"
+    }
+}
+
+#[test]
+fn an_ordered_update_reading_a_shared_clock_conflicts_and_the_report_says_why() {
+    let cores = Cores::new(CPUS);
+    let imp = Impl::<SetModel> {
+        id: "oplog-logical-clock",
+        about: "the OpLog set stamped by a logical clock",
+        build: || {
+            let clock: Arc<dyn ordo::Clock> = Arc::new(TracedLogicalClock::default());
+            Box::new(OplogSet::with_config(Config::per_cpu().cpus(CPUS).clock(clock)))
+        },
+    };
+    let test = Test::<SetModel> { case: 0, setup: Vec::new(), a: SetOp::Add(0), b: SetOp::Add(1) };
+    let outcome = check(&cores, &SetModel, &imp, &test, Setup::Steady).unwrap();
+    let lines = outcome.by_operation();
+    assert!(!lines.is_empty());
+    assert!(lines.iter().all(|(_, _, a, b)| a.iter().chain(b).all(|t| t.label == "Clock.logical")), "{lines:?}");
+    let cases =
+        [Conflicted { lines: lines.into_iter().map(|(_, _, a, b)| (a, b)).collect(), test: test.render(&SetModel) }];
+    let e = exceptions(&cases, true);
+    assert!(e[0].reason.starts_with("a clock read"), "{}", e[0].reason);
+    // The same set on Ordo's clock (the default) is conflict-free.
+    let ordo_set = &commuter::impls::set::impls()[0];
+    assert!(check(&cores, &SetModel, ordo_set, &test, Setup::Steady).unwrap().conflict_free());
 }
 
 /// A counter whose `read` is off by one.

@@ -41,12 +41,22 @@ impl Update for SetUpdate {
 pub struct OplogSet(OpLog<Ordered<SetUpdate>>);
 
 impl OplogSet {
-    /// An empty set in a fresh per-CPU domain over [`CPUS`] CPUs.
+    /// An empty set in a fresh per-CPU domain over [`CPUS`] CPUs, stamped by the
+    /// process-wide Ordo clock.
     ///
     /// # Panics
     /// If the process-wide clock's configuration (`ORDO_*`) is malformed.
     pub fn new() -> Self {
-        let domain = Domain::new(Config::per_cpu().cpus(CPUS)).unwrap_or_else(|e| panic!("set domain: {e}"));
+        Self::with_config(Config::per_cpu().cpus(CPUS))
+    }
+
+    /// An empty set in a fresh domain built from `config` (another clock, per-thread
+    /// slots).
+    ///
+    /// # Panics
+    /// If `config` is rejected.
+    pub fn with_config(config: Config) -> Self {
+        let domain = Domain::new(config).unwrap_or_else(|e| panic!("set domain: {e}"));
         OplogSet(OpLog::with_domain(&domain, BTreeSet::new()))
     }
 }
