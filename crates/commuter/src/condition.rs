@@ -153,6 +153,18 @@ impl Summary {
         let text = render_cube(&self.vars, &cube);
         if text.is_empty() { "every case".to_owned() } else { text }
     }
+
+    /// The shortest description of class `values` that tells it apart from every class in
+    /// `classes` (`x = y ∧ x ∉ L` rather than every fact of the class).
+    pub fn describe_among(&self, values: &[bool], classes: &[Vec<bool>]) -> String {
+        let others: Vec<Vec<bool>> = classes.iter().filter(|c| c.as_slice() != values).cloned().collect();
+        let mut all = others.clone();
+        all.push(values.to_vec());
+        let relevant = relevant_vars(values.len(), &all, &[]);
+        let cube = smallest_excluding(values, &others, &relevant).remove(0);
+        let text = render_cube(&self.vars, &cube);
+        if text.is_empty() { "every case".to_owned() } else { text }
+    }
 }
 
 impl fmt::Display for Summary {
@@ -166,39 +178,39 @@ fn relevant_vars(n: usize, on: &[Vec<bool>], off: &[Vec<bool>]) -> Vec<usize> {
     (0..n).filter(|&i| on.iter().chain(off).any(|v| v[i]) && on.iter().chain(off).any(|v| !v[i])).collect()
 }
 
-/// A small set of cubes over `relevant` variables covering every class in `on` and none in
-/// `off` (see the module docs).
-fn cover(on: &[Vec<bool>], off: &[Vec<bool>], relevant: &[usize]) -> Vec<Cube> {
-    let n = on[0].len();
-    let mut candidates: BTreeSet<Cube> = BTreeSet::new();
-    for v in on {
-        let mut found = false;
-        for size in 1..=relevant.len().min(MAX_LITERALS) {
-            for subset in subsets(relevant, size) {
+/// The smallest conjunctions of `v`'s own fact values (over `relevant` variables, up to
+/// [`MAX_LITERALS`] of them) that no class in `off` satisfies; if there are none that
+/// small, `v`'s full description over the relevant facts (which excludes every `off`
+/// class that differs from `v` on a relevant fact).
+fn smallest_excluding(v: &[bool], off: &[Vec<bool>], relevant: &[usize]) -> Vec<Cube> {
+    let n = v.len();
+    for size in 1..=relevant.len().min(MAX_LITERALS) {
+        let found: Vec<Cube> = subsets(relevant, size)
+            .into_iter()
+            .map(|subset| {
                 let mut cube = vec![None; n];
                 for &i in &subset {
                     cube[i] = Some(v[i]);
                 }
-                let cube = Cube(cube);
-                if !off.iter().any(|o| cube.matches(o)) {
-                    candidates.insert(cube);
-                    found = true;
-                }
-            }
-            if found {
-                break;
-            }
-        }
-        if !found {
-            // The full description of `v` over the relevant facts: it excludes every `off`
-            // class because `v` itself is not one and the others differ on a relevant fact.
-            let mut cube = vec![None; n];
-            for &i in relevant {
-                cube[i] = Some(v[i]);
-            }
-            candidates.insert(Cube(cube));
+                Cube(cube)
+            })
+            .filter(|cube| !off.iter().any(|o| cube.matches(o)))
+            .collect();
+        if !found.is_empty() {
+            return found;
         }
     }
+    let mut cube = vec![None; n];
+    for &i in relevant {
+        cube[i] = Some(v[i]);
+    }
+    vec![Cube(cube)]
+}
+
+/// A small set of cubes over `relevant` variables covering every class in `on` and none in
+/// `off` (see the module docs).
+fn cover(on: &[Vec<bool>], off: &[Vec<bool>], relevant: &[usize]) -> Vec<Cube> {
+    let candidates: BTreeSet<Cube> = on.iter().flat_map(|v| smallest_excluding(v, off, relevant)).collect();
     let mut uncovered: Vec<&Vec<bool>> = on.iter().collect();
     let mut chosen: Vec<Cube> = Vec::new();
     while !uncovered.is_empty() {
@@ -350,6 +362,16 @@ mod tests {
         let s = Summary::new(vars, [(vec![true], true), (vec![true], false), (vec![false], false)]);
         assert_eq!(s.undecided, vec![vec![true]]);
         assert_eq!(s.render(), "never (the facts do not decide 1 class: a)");
+    }
+
+    #[test]
+    fn a_class_is_described_by_what_sets_it_apart() {
+        let vars = vec![fact("a"), fact("b"), fact("c")];
+        let classes = vec![vec![true, true, false], vec![false, true, false], vec![false, false, true]];
+        let s = Summary::new(vars, classes.iter().map(|c| (c.clone(), c[0])));
+        assert_eq!(s.describe_among(&classes[0], &classes), "a");
+        assert_eq!(s.describe_among(&classes[1], &classes), "¬a ∧ b");
+        assert_eq!(s.describe(&classes[1]), "¬a ∧ b ∧ ¬c");
     }
 
     #[test]

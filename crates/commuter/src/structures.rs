@@ -100,7 +100,11 @@ where
                 commutative: pair.commutative(),
                 untraceable,
                 condition: pair.summary.render(),
-                classes: pair.classes().into_iter().map(|(v, y, n)| (pair.summary.describe(&v), y, n)).collect(),
+                classes: {
+                    let classes = pair.classes();
+                    let all: Vec<Vec<bool>> = classes.iter().map(|c| c.0.clone()).collect();
+                    classes.into_iter().map(|(v, y, n)| (pair.summary.describe_among(&v, &all), y, n)).collect()
+                },
                 tests: pair_tests.iter().map(|t| t.render(model)).collect(),
             });
             tests.push(pair_tests);
