@@ -21,7 +21,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -68,7 +68,8 @@ impl Experiment for CommuterExperiment {
     }
 
     fn run(&self, _: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let roots = [Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")), std::env::current_dir().ok()];
+        let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).parent().and_then(Path::parent).map(Path::to_path_buf);
+        let roots = [built_in, std::env::current_dir().ok()];
         let manifest = find_manifest(roots.iter().flatten())?;
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
         let mut command = Command::new(&cargo);
