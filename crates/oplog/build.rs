@@ -1,10 +1,19 @@
 //! Emits `oplog_rseq` where the restartable-sequence fast path (src/rseq.rs) applies:
-//! x86-64 Linux, and neither loom nor Miri (which cannot run inline assembly).
+//! x86-64 Linux, and neither loom, Miri (which cannot run inline assembly) nor the `trace`
+//! feature (the tracer cannot see into inline assembly, so traced builds take the slots'
+//! spin locks). Emits `oplog_trace` for the `trace` feature outside loom (loom's
+//! primitives take precedence).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(oplog_rseq)");
+    println!("cargo::rustc-check-cfg=cfg(oplog_trace)");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let modelled = std::env::var_os("CARGO_CFG_LOOM").is_some() || std::env::var_os("CARGO_CFG_MIRI").is_some();
-    if var("CARGO_CFG_TARGET_ARCH") == "x86_64" && var("CARGO_CFG_TARGET_OS") == "linux" && !modelled {
+    let loom = std::env::var_os("CARGO_CFG_LOOM").is_some();
+    let trace = std::env::var_os("CARGO_FEATURE_TRACE").is_some();
+    let modelled = loom || std::env::var_os("CARGO_CFG_MIRI").is_some();
+    if var("CARGO_CFG_TARGET_ARCH") == "x86_64" && var("CARGO_CFG_TARGET_OS") == "linux" && !modelled && !trace {
         println!("cargo::rustc-cfg=oplog_rseq");
+    }
+    if trace && !loom {
+        println!("cargo::rustc-cfg=oplog_trace");
     }
 }

@@ -3,9 +3,10 @@
 //! exploits).
 
 use crate::Model;
+use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind};
 
 /// A counter operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterOp {
     /// Add 1.
     Inc,
@@ -88,6 +89,59 @@ impl Model for ZeroReportingCounter {
             }
             CounterOp::Read => CounterRet::Value(*value),
         }
+    }
+}
+
+/// The operations of both counters, in kind order.
+const OPS: [CounterOp; 3] = [CounterOp::Inc, CounterOp::Dec, CounterOp::Read];
+
+fn build(kind: usize, args: &[Arg]) -> Option<CounterOp> {
+    OPS.get(kind).copied().filter(|_| args.is_empty())
+}
+
+fn split(op: &CounterOp) -> (usize, Vec<Arg>) {
+    (OPS.iter().position(|o| o == op).expect("every counter op is in OPS"), Vec::new())
+}
+
+impl Explore for CounterModel {
+    fn kinds(&self) -> Vec<OpKind> {
+        vec![OpKind::blind("inc", &[]), OpKind::blind("dec", &[]), OpKind::returning("read", &[])]
+    }
+
+    fn build(&self, kind: usize, args: &[Arg]) -> Option<CounterOp> {
+        build(kind, args)
+    }
+
+    fn split(&self, op: &CounterOp) -> (usize, Vec<Arg>) {
+        split(op)
+    }
+
+    fn map_symbols(&self, value: &i64, _: &mut dyn FnMut(u64) -> u64) -> i64 {
+        *value
+    }
+}
+
+impl Explore for ZeroReportingCounter {
+    fn kinds(&self) -> Vec<OpKind> {
+        vec![OpKind::blind("inc", &[]), OpKind::returning("dec", &[]), OpKind::returning("read", &[])]
+    }
+
+    fn build(&self, kind: usize, args: &[Arg]) -> Option<CounterOp> {
+        build(kind, args)
+    }
+
+    fn split(&self, op: &CounterOp) -> (usize, Vec<Arg>) {
+        split(op)
+    }
+
+    fn map_symbols(&self, value: &i64, _: &mut dyn FnMut(u64) -> u64) -> i64 {
+        *value
+    }
+
+    /// Whether the count is 0, 1 or 2: a `dec` reaches zero from 1, and one of two `dec`s
+    /// from 2.
+    fn facts(&self, value: &i64, _: &[NamedOp<'_, CounterOp>]) -> Vec<Fact> {
+        (0..=2).map(|v| Fact::new(format!("c = {v}"), format!("c ≠ {v}"), *value == v)).collect()
     }
 }
 

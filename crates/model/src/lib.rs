@@ -4,7 +4,8 @@
 //! their arguments, and their responses. Every tool reads the same description:
 //!
 //! * the commutativity checker (`commuter`, 002 ch. 6) enumerates states and operations and
-//!   decides SIM commutativity with [`Model::step`];
+//!   decides SIM commutativity with [`Model::step`], using what [`explore::Explore`] adds
+//!   (operation kinds, argument domains, renaming of values that matter only by equality);
 //! * the linearizability checker replays concurrent histories against [`Model::step`];
 //! * tests compare implementations with it.
 //!
@@ -12,11 +13,26 @@
 //! equal next states. [`check_deterministic`] verifies that for a given state and operation,
 //! and every tool calls it before trusting a model, reporting a [`NotDeterministic`] error
 //! that names the model, the state and the operation.
+//!
+//! | model | operations | text |
+//! |---|---|---|
+//! | [`counter::CounterModel`] | `inc`, `dec`, `read` | 000 Figure 8 |
+//! | [`counter::ZeroReportingCounter`] | `inc`, `dec` (reports reaching zero), `read` | 002 §8.1 |
+//! | [`set::SetModel`] | `add`, `remove`, `contains` | 000 §7.3 |
+//! | [`list::ListModel`] | `add`, `remove`, `contains` (a multiset) | 000 §7.3, Figure 12 |
+//! | [`rmap::RmapModel`] | `add`, `remove`, `truncate` | 000 §4.3, Figure 7 |
+//! | [`queue::QueueModel`] | `enqueue`, `dequeue` | 000 §3 (inotify) |
+//! | [`lru::LruModel`] | `touch`, `evict` | 000 §1 |
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
 
 pub mod counter;
+pub mod explore;
+pub mod list;
+pub mod lru;
+pub mod queue;
+pub mod rmap;
 pub mod set;
 
 /// A sequential specification: state, operations, responses.

@@ -2,10 +2,11 @@
 //! open-object list, 000 §7.3–7.4).
 
 use crate::Model;
+use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};
 use std::collections::BTreeSet;
 
 /// A set operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SetOp {
     /// Insert a key (no effect if present).
     Add(u64),
@@ -53,5 +54,34 @@ impl Model for SetModel {
             }
             SetOp::Contains(k) => SetRet::Present(set.contains(&k)),
         }
+    }
+}
+
+impl Explore for SetModel {
+    fn kinds(&self) -> Vec<OpKind> {
+        let x = [Param::symbol("x")];
+        vec![OpKind::blind("add", &x), OpKind::blind("remove", &x), OpKind::returning("contains", &x)]
+    }
+
+    fn build(&self, kind: usize, args: &[Arg]) -> Option<SetOp> {
+        let &[Arg::Symbol(x)] = args else { return None };
+        [SetOp::Add(x), SetOp::Remove(x), SetOp::Contains(x)].get(kind).copied()
+    }
+
+    fn split(&self, op: &SetOp) -> (usize, Vec<Arg>) {
+        match *op {
+            SetOp::Add(x) => (0, vec![Arg::Symbol(x)]),
+            SetOp::Remove(x) => (1, vec![Arg::Symbol(x)]),
+            SetOp::Contains(x) => (2, vec![Arg::Symbol(x)]),
+        }
+    }
+
+    fn map_symbols(&self, set: &BTreeSet<u64>, f: &mut dyn FnMut(u64) -> u64) -> BTreeSet<u64> {
+        set.iter().map(|&k| f(k)).collect()
+    }
+
+    /// `x ∈ S` for each key argument.
+    fn facts(&self, set: &BTreeSet<u64>, ops: &[NamedOp<'_, SetOp>]) -> Vec<Fact> {
+        symbol_facts(ops, |op| self.split(op).1, |x| format!("{x} ∈ S"), |x| format!("{x} ∉ S"), |k| set.contains(&k))
     }
 }

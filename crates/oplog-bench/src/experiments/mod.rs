@@ -14,6 +14,7 @@ use crate::output::plot::Scale;
 use crate::output::{Record, Sink};
 
 pub mod clock;
+pub mod commuter;
 pub mod contention;
 pub mod counter;
 pub mod memory;
@@ -29,6 +30,7 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &memory::Memory,
     &read_mix::ReadMix,
     &spinlock::Spinlock,
+    &commuter::CommuterExperiment,
 ];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].

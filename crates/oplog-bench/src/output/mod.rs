@@ -253,6 +253,12 @@ impl Sink {
         })
     }
 
+    /// The directory `--out` names, if any (experiments that write files of their own put
+    /// them there).
+    pub fn out_dir(&self) -> Option<&Path> {
+        self.options.out_dir.as_deref()
+    }
+
     /// Starts collecting the records of `experiment`.
     pub fn begin(&mut self, experiment: &'static dyn Experiment) {
         self.current = Some(Current {
@@ -319,7 +325,8 @@ impl Sink {
     }
 
     /// Finishes the current experiment: prints its table (without `--json`), writes its
-    /// CSV and SVG into the output directory, if any, and keeps its report section.
+    /// CSV and SVG into the output directory, if any (not for an experiment that pushed
+    /// only annexes), and keeps its report section.
     pub fn end(&mut self) -> io::Result<()> {
         let Some(current) = self.current.take() else {
             return Ok(());
@@ -327,7 +334,9 @@ impl Sink {
         let experiment = current.experiment;
         let mut written = Vec::new();
         if let Some(dir) = &self.options.out_dir {
-            written = write_files(dir, experiment, &current.records)?;
+            if !current.records.is_empty() {
+                written = write_files(dir, experiment, &current.records)?;
+            }
             for annex in &current.annexes {
                 let path = dir.join(format!("{}-{}.csv", experiment.name(), annex.name));
                 let mut text = Vec::new();

@@ -11,11 +11,15 @@
 //!   [`current_cpu`] returns a per-thread value the test sets with `set_current_cpu`
 //!   (so a test can "migrate" a thread), and both halves of the asymmetric barrier are full
 //!   `SeqCst` fences;
-//! * later, a tracing build that records every access (thread, address, size, kind, label)
-//!   for the commutativity checker.
+//! * the `trace` cargo feature: the same `std` primitives, each recording every access
+//!   (thread, address, size, kind, label) into a per-thread buffer while a trace session
+//!   is active on that thread (the `trace` module), for the commutativity checker's tracer (002
+//!   §6.3). Under tracing, [`current_cpu`] can be set per thread with `set_current_cpu`,
+//!   as under loom, so a test runs one operation "on CPU 0" and another "on CPU 1".
 //!
 //! Every constructor takes a label naming the field (`"Slot.lock"`); the default build
-//! drops it, a tracing build reports it.
+//! drops it, a tracing build stores it (so traced structures are larger: each primitive
+//! carries a 16-byte label) and reports it with each access.
 //!
 //! Process-wide counters that no modelled interleaving depends on (object and domain ids)
 //! use `std` atomics directly; they are documented where they are defined.
@@ -23,41 +27,67 @@
 #[cfg(not(loom))]
 use std::sync::atomic as imp_atomic;
 
+#[cfg(oplog_trace)]
+pub mod trace;
+#[cfg(oplog_trace)]
+use trace::{AccessKind, record};
+
 #[cfg(loom)]
 use loom::sync::atomic as imp_atomic;
 
 pub use std::sync::atomic::Ordering;
 
+/// Records an access to `$self`'s atomic under tracing; nothing otherwise.
+macro_rules! record_atomic {
+    ($self:ident, $int:ty, $kind:ident) => {
+        #[cfg(oplog_trace)]
+        record(std::ptr::from_ref(&$self.inner).cast(), std::mem::size_of::<$int>(), AccessKind::$kind, $self.label);
+    };
+}
+
 macro_rules! atomic_wrapper {
     ($name:ident, $int:ty) => {
         #[doc = concat!("A labelled `", stringify!($name), "` (see the module docs).")]
         #[derive(Debug)]
-        #[repr(transparent)]
-        pub struct $name(imp_atomic::$name);
+        #[cfg_attr(not(oplog_trace), repr(transparent))]
+        pub struct $name {
+            inner: imp_atomic::$name,
+            #[cfg(oplog_trace)]
+            label: &'static str,
+        }
 
         impl $name {
             /// Creates the atomic; `label` names the field for tracing builds.
             #[inline]
             pub fn new(v: $int, label: &'static str) -> Self {
+                #[cfg(not(oplog_trace))]
                 let _ = label;
-                Self(imp_atomic::$name::new(v))
+                Self {
+                    inner: imp_atomic::$name::new(v),
+                    #[cfg(oplog_trace)]
+                    label,
+                }
             }
             /// Atomic load.
             #[inline(always)]
             pub fn load(&self, o: Ordering) -> $int {
-                self.0.load(o)
+                record_atomic!(self, $int, Load);
+                self.inner.load(o)
             }
             /// Atomic store.
             #[inline(always)]
             pub fn store(&self, v: $int, o: Ordering) {
-                self.0.store(v, o)
+                record_atomic!(self, $int, Store);
+                self.inner.store(v, o)
             }
             /// Atomic swap.
             #[inline(always)]
             pub fn swap(&self, v: $int, o: Ordering) -> $int {
-                self.0.swap(v, o)
+                record_atomic!(self, $int, Rmw);
+                self.inner.swap(v, o)
             }
-            /// Atomic compare-and-exchange.
+            /// Atomic compare-and-exchange (traced as a read-modify-write even when it
+            /// fails: the instruction takes the line exclusively either way).
             #[inline(always)]
             pub fn compare_exchange(
                 &self,
@@ -66,7 +96,8 @@ macro_rules! atomic_wrapper {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$int, $int> {
-                self.0.compare_exchange(current, new, success, failure)
+                record_atomic!(self, $int, Rmw);
+                self.inner.compare_exchange(current, new, success, failure)
             }
         }
     };
@@ -78,22 +109,26 @@ macro_rules! atomic_int_ops {
             /// Atomic add, returning the previous value.
             #[inline(always)]
             pub fn fetch_add(&self, v: $int, o: Ordering) -> $int {
-                self.0.fetch_add(v, o)
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_add(v, o)
             }
             /// Atomic subtract, returning the previous value.
             #[inline(always)]
             pub fn fetch_sub(&self, v: $int, o: Ordering) -> $int {
-                self.0.fetch_sub(v, o)
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_sub(v, o)
             }
             /// Atomic bitwise or, returning the previous value.
             #[inline(always)]
             pub fn fetch_or(&self, v: $int, o: Ordering) -> $int {
-                self.0.fetch_or(v, o)
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_or(v, o)
             }
             /// Atomic bitwise and, returning the previous value.
             #[inline(always)]
             pub fn fetch_and(&self, v: $int, o: Ordering) -> $int {
-                self.0.fetch_and(v, o)
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_and(v, o)
             }
         }
     };
@@ -149,9 +184,18 @@ impl Backoff {
 
 #[cfg(not(loom))]
 mod cell {
-    /// A labelled interior-mutability cell with loom's access API.
+    #[cfg(oplog_trace)]
+    use super::trace::{AccessKind, record};
+
+    /// A labelled interior-mutability cell with loom's access API. Under tracing, `get` and
+    /// `get_mut` record a read or write of the whole value (`size_of::<T>()` bytes at the
+    /// cell); memory the value points to (a `Vec`'s buffer) is not recorded.
     #[derive(Debug)]
-    pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    pub struct UnsafeCell<T> {
+        cell: std::cell::UnsafeCell<T>,
+        #[cfg(oplog_trace)]
+        label: &'static str,
+    }
 
     /// A read access to an [`UnsafeCell`]'s contents.
     #[derive(Debug)]
@@ -165,23 +209,32 @@ mod cell {
         /// Creates the cell; `label` names the field for tracing builds.
         #[inline]
         pub fn new(v: T, label: &'static str) -> Self {
+            #[cfg(not(oplog_trace))]
             let _ = label;
-            Self(std::cell::UnsafeCell::new(v))
+            Self {
+                cell: std::cell::UnsafeCell::new(v),
+                #[cfg(oplog_trace)]
+                label,
+            }
         }
         /// Starts a read access.
         #[inline(always)]
         pub fn get(&self) -> ConstPtr<T> {
-            ConstPtr(self.0.get())
+            #[cfg(oplog_trace)]
+            record(self.cell.get().cast_const().cast(), std::mem::size_of::<T>(), AccessKind::CellRead, self.label);
+            ConstPtr(self.cell.get())
         }
         /// Starts a write access.
         #[inline(always)]
         pub fn get_mut(&self) -> MutPtr<T> {
-            MutPtr(self.0.get())
+            #[cfg(oplog_trace)]
+            record(self.cell.get().cast_const().cast(), std::mem::size_of::<T>(), AccessKind::CellWrite, self.label);
+            MutPtr(self.cell.get())
         }
         /// Unwraps the value.
         #[inline]
         pub fn into_inner(self) -> T {
-            self.0.into_inner()
+            self.cell.into_inner()
         }
     }
 
@@ -247,8 +300,15 @@ pub use cell::{ConstPtr, MutPtr, UnsafeCell};
 /// A labelled mutex for slow paths (pending buffers, registries). Poisoning is ignored:
 /// the data it guards is kept consistent by the code that holds it, which never runs user
 /// code while locked.
+///
+/// Under tracing, locking records a lock acquire at the mutex, dropping the guard a lock
+/// release, and each dereference of the guard a cell read or write of the guarded value.
 #[derive(Debug)]
-pub struct Mutex<T>(imp_mutex::Mutex<T>);
+pub struct Mutex<T> {
+    inner: imp_mutex::Mutex<T>,
+    #[cfg(oplog_trace)]
+    label: &'static str,
+}
 
 #[cfg(not(loom))]
 use std::sync as imp_mutex;
@@ -257,17 +317,71 @@ use std::sync as imp_mutex;
 use loom::sync as imp_mutex;
 
 /// Guard returned by [`Mutex::lock`].
+#[cfg(not(oplog_trace))]
 pub type MutexGuard<'a, T> = imp_mutex::MutexGuard<'a, T>;
 
 impl<T> Mutex<T> {
     /// Creates the mutex; `label` names the field for tracing builds.
     pub fn new(v: T, label: &'static str) -> Self {
+        #[cfg(not(oplog_trace))]
         let _ = label;
-        Self(imp_mutex::Mutex::new(v))
+        Self {
+            inner: imp_mutex::Mutex::new(v),
+            #[cfg(oplog_trace)]
+            label,
+        }
     }
+
     /// Locks the mutex.
     pub fn lock(&self) -> MutexGuard<'_, T> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        let guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        #[cfg(oplog_trace)]
+        let guard = {
+            record(std::ptr::from_ref(self).cast(), MUTEX_WORD, AccessKind::LockAcquire, self.label);
+            MutexGuard { guard, mutex: std::ptr::from_ref(self).cast(), label: self.label }
+        };
+        guard
+    }
+}
+
+/// Bytes of a traced mutex's lock word (recorded for acquire and release).
+#[cfg(oplog_trace)]
+const MUTEX_WORD: usize = std::mem::size_of::<std::sync::Mutex<()>>();
+
+/// Guard returned by [`Mutex::lock`]: records the release when dropped and every access to
+/// the guarded value.
+#[cfg(oplog_trace)]
+#[derive(Debug)]
+pub struct MutexGuard<'a, T> {
+    guard: std::sync::MutexGuard<'a, T>,
+    mutex: *const u8,
+    label: &'static str,
+}
+
+#[cfg(oplog_trace)]
+impl<T> std::ops::Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        let value: &T = &self.guard;
+        record(std::ptr::from_ref(value).cast(), std::mem::size_of::<T>(), AccessKind::CellRead, self.label);
+        value
+    }
+}
+
+#[cfg(oplog_trace)]
+impl<T> std::ops::DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        let label = self.label;
+        let value: &mut T = &mut self.guard;
+        record(std::ptr::from_mut(value).cast_const().cast(), std::mem::size_of::<T>(), AccessKind::CellWrite, label);
+        value
+    }
+}
+
+#[cfg(oplog_trace)]
+impl<T> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        record(self.mutex, MUTEX_WORD, AccessKind::LockRelease, self.label);
     }
 }
 
@@ -285,7 +399,7 @@ macro_rules! thread_local_const {
 pub(crate) use thread_local_const;
 
 /// The CPU the calling thread runs on (a hint: it may migrate at once).
-#[cfg(not(loom))]
+#[cfg(not(any(loom, oplog_trace)))]
 #[inline(always)]
 pub fn current_cpu() -> usize {
     ordo::cpu::current()
@@ -307,6 +421,21 @@ pub fn current_cpu() -> usize {
 #[cfg(loom)]
 pub fn set_current_cpu(cpu: usize) {
     LOOM_CPU.with(|c| c.set(cpu))
+}
+
+/// The CPU the calling thread runs on: under tracing, the value set for this thread with
+/// [`set_current_cpu`], else the OS's answer.
+#[cfg(oplog_trace)]
+#[inline]
+pub fn current_cpu() -> usize {
+    trace::cpu_override().unwrap_or_else(ordo::cpu::current)
+}
+
+/// Under tracing: makes the calling thread appear to run on `cpu` from now on, whatever
+/// CPU the OS runs it on (so a test places operations on CPUs deterministically).
+#[cfg(oplog_trace)]
+pub fn set_current_cpu(cpu: usize) {
+    trace::set_cpu_override(cpu);
 }
 
 /// The two halves of an asymmetric barrier (the "asymmetric Dekker" pattern).

@@ -1,0 +1,77 @@
+//! The counter (000 Figure 8): OpLog's [`oplog::Counter`] in a per-CPU and a per-thread
+//! domain, and a mutex around an integer.
+
+use oplog::primitive::Mutex;
+use oplog::{Config, Counter, CounterLog, Domain};
+use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
+
+use super::{Impl, Object};
+use crate::tracer::CPUS;
+
+/// [`oplog::Counter`]: `inc`/`dec` fold into the calling core's slot, `read` synchronizes.
+#[derive(Debug)]
+pub struct OplogCounter(Counter);
+
+impl OplogCounter {
+    /// A counter at 0 in a fresh domain built from `config`.
+    ///
+    /// # Panics
+    /// If the configuration is rejected (a bug in this crate).
+    pub fn new(config: Config) -> Self {
+        let domain = Domain::<CounterLog>::new(config).unwrap_or_else(|e| panic!("counter domain: {e}"));
+        OplogCounter(Counter::with_domain(&domain, 0))
+    }
+}
+
+impl Object<CounterModel> for OplogCounter {
+    fn run(&self, op: &CounterOp) -> CounterRet {
+        match op {
+            CounterOp::Inc => self.0.inc(),
+            CounterOp::Dec => self.0.dec(),
+            CounterOp::Read => return CounterRet::Value(self.0.read()),
+        }
+        CounterRet::Done
+    }
+
+    /// Adds 0: takes this core's slot for the counter without changing its value.
+    fn warm(&self) {
+        self.0.add(0);
+    }
+}
+
+/// The baseline: one integer under a mutex.
+#[derive(Debug)]
+pub struct MutexCounter(Mutex<i64>);
+
+impl Object<CounterModel> for MutexCounter {
+    fn run(&self, op: &CounterOp) -> CounterRet {
+        let mut v = self.0.lock();
+        match op {
+            CounterOp::Inc => *v += 1,
+            CounterOp::Dec => *v -= 1,
+            CounterOp::Read => return CounterRet::Value(*v),
+        }
+        CounterRet::Done
+    }
+}
+
+/// The counter's implementations under test.
+pub fn impls() -> Vec<Impl<CounterModel>> {
+    vec![
+        Impl {
+            id: "oplog",
+            about: "oplog::Counter, per-CPU slots (000 Figure 8)",
+            build: || Box::new(OplogCounter::new(Config::per_cpu().cpus(CPUS))),
+        },
+        Impl {
+            id: "oplog-perthread",
+            about: "oplog::Counter, per-thread slots",
+            build: || Box::new(OplogCounter::new(Config::per_thread())),
+        },
+        Impl {
+            id: "mutex",
+            about: "an i64 under a mutex",
+            build: || Box::new(MutexCounter(Mutex::new(0, "MutexCounter.value"))),
+        },
+    ]
+}

@@ -1,0 +1,74 @@
+//! COMMUTER for Rust types (002 ch. 6): which operations of an interface commute, and is an
+//! implementation conflict-free for them.
+//!
+//! The scalable commutativity rule (002 ch. 4) says that whenever operations commute
+//! (SIM commutativity, 002 §4.2) some implementation is conflict-free for them, and
+//! conflict-free operations scale on a multicore because no cache line moves between
+//! cores (002 ch. 3). This crate checks both halves for the workspace's structures:
+//!
+//! | step | module | 002 |
+//! |---|---|---|
+//! | the interface, once, in Rust | `oplog_model::Model` + `oplog_model::explore::Explore` | Figure 6-3 |
+//! | which pairs commute, when, as a condition a person can read | [`analyzer`], [`condition`] | §6.1, Figures 6-4, 6-5 |
+//! | one concrete test per commutative case | [`testgen`] | §6.2, Figure 6-6 |
+//! | run each test on two cores, report every shared cache line | [`tracer`] | §6.3 |
+//! | per structure, implementation and pair: commutative vs conflict-free | [`report`], [`heatmap`] | Figure 7-1 |
+//! | the implementations under test | [`impls`], [`structures`] | |
+//!
+//! Run it with `cargo run --release --manifest-path crates/commuter/Cargo.toml` (tables;
+//! `--json` for one object per structure, implementation and pair; `--out DIR` for the
+//! heatmaps), or through `oplog-bench commuter`.
+//!
+//! This crate is its own cargo workspace because it builds `oplog` with the `trace`
+//! feature, which swaps every shared-memory primitive for a recording one; in the main
+//! workspace that feature would be unified into every build (tests, benchmarks).
+//!
+//! # Reading the results
+//!
+//! Conflict-freedom is decided on the accesses the library makes through
+//! `oplog::primitive` (atomics, mutexes, cells), at 64-byte line granularity: heap memory
+//! behind a cell (a `Vec`'s buffer) is not seen, where 002's MTRACE sees every access
+//! (`oplog::primitive::trace` lists the limits). OpLog structures are conflict-free for
+//! commutative *updates*; reads synchronize, and conflict by design: [`report`] explains
+//! every kind of exception.
+
+pub mod analyzer;
+pub mod condition;
+pub mod heatmap;
+pub mod impls;
+pub mod report;
+pub mod structures;
+pub mod testgen;
+pub mod tracer;
+
+use std::fmt::Write as _;
+
+use report::StructureReport;
+
+/// The closing summary: per structure and implementation, the share of commutative cases
+/// that are conflict-free, for update pairs and for all pairs.
+pub fn summary(reports: &[StructureReport]) -> String {
+    let mut rows = vec![vec![
+        "structure".to_owned(),
+        "impl".to_owned(),
+        "update pairs".to_owned(),
+        "all pairs".to_owned(),
+        "cold update pairs".to_owned(),
+    ]];
+    for r in reports {
+        for (i, imp) in r.impls.iter().enumerate() {
+            let (u, a) = (r.totals(i, true), r.totals(i, false));
+            rows.push(vec![
+                r.structure.clone(),
+                imp.id.clone(),
+                format!("{}/{} ({:.0}%)", u.conflict_free, u.commutative, u.percent()),
+                format!("{}/{} ({:.0}%)", a.conflict_free, a.commutative, a.percent()),
+                format!("{}/{}", u.cold_conflict_free, u.commutative),
+            ]);
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "== summary: commutative cases that are conflict-free (steady state)");
+    out.push_str(&report::align(&rows));
+    out
+}

@@ -1,0 +1,435 @@
+//! The report: per structure and implementation, per pair of operations, how many cases
+//! commute and how many of those are conflict-free, with every exception and its reason.
+//!
+//! # Why OpLog structures are not conflict-free everywhere
+//!
+//! OpLog makes *updates* conflict-free: an update touches only the calling core's log slot
+//! (000 §4). The price is paid by reads, which must *synchronize*: take the object lock
+//! (a bit of `OpLog.word`), lock every core's slot that holds the object, drain the logs
+//! and apply them to the shared instance (`OpLog.state`). So every commutative pair that
+//! involves a read (a read with an update, or two reads) conflicts, by design, on those
+//! fields; the report lists them as exceptions with that reason. 002 §4.5 shows that no
+//! single implementation can make both update/update and read/update pairs conflict-free
+//! for a counter; OpLog chooses updates, for structures updated far more often than read.
+//!
+//! Other reasons an OpLog update can conflict, each named when it happens:
+//!
+//! * **first touch**: a core's first update of an object installs it in that core's log
+//!   cache, setting the core's bit in `OpLog.word`. The steady state (what the texts
+//!   measure, and this report's main numbers) has the object installed on both cores; the
+//!   cold columns show the first-touch cost;
+//! * **log-cache collision**: two objects hashing to the same slot of a core's log cache
+//!   evict each other's logs into the `Pending` backlog (001 ch. 7);
+//! * **a clock read**: an ordered log stamps each update; Ordo's per-core clocks (003)
+//!   read no shared memory, but a logical clock is one shared counter that every update
+//!   writes (a clock reports its reads to the tracer under a `Clock.` label);
+//! * **a shared statistic**, if a structure updates a shared counter on its update path
+//!   (named by the counter's label).
+//!
+//! Mutex baselines conflict on their lock word (and the value beside it) in every case.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::tracer::Touch;
+
+/// What the analyzer found about one pair, independent of implementations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairReport {
+    /// A's kind (`add`).
+    pub op_a: String,
+    /// B's kind.
+    pub op_b: String,
+    /// `add(x) / remove(y)`.
+    pub title: String,
+    /// Both are blind updates.
+    pub update_pair: bool,
+    /// Cases enumerated.
+    pub cases: usize,
+    /// Cases that commute.
+    pub commutative: usize,
+    /// Commutative cases without a set-up sequence (not traced).
+    pub untraceable: usize,
+    /// When the pair commutes, as text (`iff x ≠ y`).
+    pub condition: String,
+    /// Each class of cases: its facts, how many commute, how many do not.
+    pub classes: Vec<(String, usize, usize)>,
+    /// The generated tests, as text.
+    pub tests: Vec<String>,
+}
+
+/// A group of commutative cases that conflicted the same way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exception {
+    /// Number of cases.
+    pub cases: usize,
+    /// The conflicting lines: per line, A's and B's accesses.
+    pub conflicts: String,
+    /// Why (from the fields involved).
+    pub reason: String,
+    /// One of the tests, as text.
+    pub example: String,
+}
+
+/// One implementation's results for one pair (same order as [`StructureReport::pairs`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImplPair {
+    /// Commutative cases traced.
+    pub traced: usize,
+    /// Of those, conflict-free in the steady state.
+    pub conflict_free: usize,
+    /// Of those, conflict-free when the object was cold on both test cores.
+    pub cold_conflict_free: usize,
+    /// Steady-state conflicts, grouped.
+    pub exceptions: Vec<Exception>,
+    /// Every conflicting test (index into [`PairReport::tests`]) with each line one
+    /// operation wrote and the other touched (`A first, line 0x…: A {…} / B {…}`).
+    pub lines: Vec<(usize, Vec<String>)>,
+}
+
+/// One implementation's results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImplReport {
+    /// Its id (`oplog`, `mutex`).
+    pub id: String,
+    /// What it is.
+    pub about: String,
+    /// Per pair.
+    pub pairs: Vec<ImplPair>,
+}
+
+/// Everything about one structure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureReport {
+    /// The structure's name (`set`).
+    pub structure: String,
+    /// Its model's name.
+    pub model: String,
+    /// States searched.
+    pub states: usize,
+    /// The depth bound.
+    pub depth: usize,
+    /// Per pair of operation kinds.
+    pub pairs: Vec<PairReport>,
+    /// Per implementation under test.
+    pub impls: Vec<ImplReport>,
+}
+
+/// Totals over a set of pairs for one implementation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Commutative cases traced.
+    pub commutative: usize,
+    /// Conflict-free among them (steady state).
+    pub conflict_free: usize,
+    /// Conflict-free among them (cold).
+    pub cold_conflict_free: usize,
+}
+
+impl Totals {
+    /// Conflict-free share in percent (100 when there is nothing to count).
+    pub fn percent(&self) -> f64 {
+        if self.commutative == 0 { 100.0 } else { 100.0 * self.conflict_free as f64 / self.commutative as f64 }
+    }
+}
+
+impl StructureReport {
+    /// Totals of implementation `i` over update pairs (`updates_only`) or every pair.
+    pub fn totals(&self, i: usize, updates_only: bool) -> Totals {
+        let mut t = Totals::default();
+        for (pair, ip) in self.pairs.iter().zip(&self.impls[i].pairs) {
+            if updates_only && !pair.update_pair {
+                continue;
+            }
+            t.commutative += ip.traced;
+            t.conflict_free += ip.conflict_free;
+            t.cold_conflict_free += ip.cold_conflict_free;
+        }
+        t
+    }
+
+    /// One JSON object per (implementation, pair). `conflict_free_cases` counts among the
+    /// commutative cases that were traced: all but `untraceable_cases` (states the analyzer
+    /// generated rather than reached by operations; none for the covered structures).
+    pub fn json_lines(&self) -> Vec<Value> {
+        let mut lines = Vec::new();
+        for imp in &self.impls {
+            for (pair, ip) in self.pairs.iter().zip(&imp.pairs) {
+                let exceptions: Vec<Value> = ip
+                    .exceptions
+                    .iter()
+                    .map(|e| json!({"cases": e.cases, "reason": e.reason, "conflicts": e.conflicts, "example": e.example}))
+                    .collect();
+                lines.push(json!({
+                    "structure": self.structure,
+                    "impl": imp.id,
+                    "op_a": pair.op_a,
+                    "op_b": pair.op_b,
+                    "pair": pair.title,
+                    "update_pair": pair.update_pair,
+                    "cases": pair.cases,
+                    "commutative_cases": pair.commutative,
+                    "untraceable_cases": pair.untraceable,
+                    "conflict_free_cases": ip.conflict_free,
+                    "cold_conflict_free_cases": ip.cold_conflict_free,
+                    "condition": pair.condition,
+                    "exceptions": exceptions,
+                }));
+            }
+        }
+        lines
+    }
+
+    /// The text report (see the crate docs for an example). With `classes`, each pair's
+    /// classes follow its condition; with `tests`, every generated test.
+    pub fn render(&self, classes: bool, tests: bool) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "== {}: model `{}`, {} states within {} operations",
+            self.structure, self.model, self.states, self.depth
+        );
+        let mut rows = vec![{
+            let mut h = vec!["pair".to_owned(), "commutes".to_owned(), "cases".into(), "commutative".into()];
+            h.extend(self.impls.iter().map(|i| i.id.clone()));
+            h.extend(self.impls.iter().map(|i| format!("cold {}", i.id)));
+            h
+        }];
+        for (p, pair) in self.pairs.iter().enumerate() {
+            let mut row = vec![pair.title.clone(), pair.condition.clone(), pair.cases.to_string()];
+            row.push(pair.commutative.to_string());
+            row.extend(self.impls.iter().map(|i| i.pairs[p].conflict_free.to_string()));
+            row.extend(self.impls.iter().map(|i| i.pairs[p].cold_conflict_free.to_string()));
+            rows.push(row);
+        }
+        for (label, updates_only) in [("update pairs", true), ("all pairs", false)] {
+            let mut row = vec![label.to_owned(), String::new(), String::new()];
+            let commutative: usize =
+                self.pairs.iter().filter(|p| p.update_pair || !updates_only).map(|p| p.commutative).sum();
+            row.push(commutative.to_string());
+            for i in 0..self.impls.len() {
+                let t = self.totals(i, updates_only);
+                row.push(format!("{} ({:.0}%)", t.conflict_free, t.percent()));
+            }
+            for i in 0..self.impls.len() {
+                row.push(self.totals(i, updates_only).cold_conflict_free.to_string());
+            }
+            rows.push(row);
+        }
+        out.push_str(&align(&rows));
+        if self.impls.is_empty() {
+            out.push_str("(no implementation under test yet: commutativity only)\n");
+        } else {
+            out.push_str(
+                "columns per implementation: commutative cases that are conflict-free (steady state; cold: object not \
+                 yet in the test cores' log caches). The tracer sees what the library reaches through oplog's \
+                 primitives (atomics, locks, cells), not heap memory behind a cell.\n",
+            );
+        }
+        if classes {
+            out.push_str("\nclasses (facts: commute / do not):\n");
+            for pair in &self.pairs {
+                let _ = writeln!(out, "  {}", pair.title);
+                for (facts, yes, no) in &pair.classes {
+                    let _ = writeln!(out, "    {facts}: {yes} / {no}");
+                }
+            }
+        }
+        for imp in &self.impls {
+            let _ = writeln!(out, "\n{} ({}): exceptions", imp.id, imp.about);
+            let mut any = false;
+            for (pair, ip) in self.pairs.iter().zip(&imp.pairs) {
+                for e in &ip.exceptions {
+                    any = true;
+                    let _ = writeln!(out, "  {}: {} of {} cases: {}", pair.title, e.cases, ip.traced, e.reason);
+                    let _ = writeln!(out, "      {}", e.conflicts);
+                    let _ = writeln!(out, "      e.g. {}", e.example);
+                }
+            }
+            if !any {
+                out.push_str("  none: every commutative case is conflict-free\n");
+            }
+        }
+        if tests {
+            for (p, pair) in self.pairs.iter().enumerate() {
+                let _ = writeln!(out, "\ntests for {} (with each implementation's conflicting lines):", pair.title);
+                for (t, test) in pair.tests.iter().enumerate() {
+                    let _ = writeln!(out, "  {test}");
+                    for imp in &self.impls {
+                        for (_, lines) in imp.pairs[p].lines.iter().filter(|(i, _)| *i == t) {
+                            for line in lines {
+                                let _ = writeln!(out, "    {}: {line}", imp.id);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Why operations conflict on a field with this label, as a phrase (see the module docs).
+/// `Some(step)` says the phrase continues "a read synchronizes: it …", at that step of the
+/// synchronize.
+fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
+    match label {
+        "OpLog.word" if update_pair => (
+            None,
+            "an update installed the object in its core's log cache, setting the core's bit in OpLog.word (first \
+             touch, or after a log-cache eviction)"
+                .into(),
+        ),
+        "OpLog.word" => (Some(0), "takes the object lock (OpLog.word)".into()),
+        "Slot.lock" | "Slot.busy" | "Slot.req" | "Slot.data" => {
+            (Some(1), "locks and drains the log slot of every core holding the object (Slot)".into())
+        }
+        "OpLog.state" => (Some(2), "applies the logs to the one shared instance (OpLog.state)".into()),
+        l if l.starts_with("Pending.") => {
+            (None, "a log-cache collision moved a log to the object's backlog (Pending)".into())
+        }
+        "Domain.threads" => (None, "a thread registered with a per-thread domain (Domain.threads)".into()),
+        l if l.starts_with("Clock.") => (
+            None,
+            format!(
+                "a clock read: every ordered update reads one shared clock ({l}); Ordo's per-core clocks share nothing (003)"
+            ),
+        ),
+        l if l.starts_with("Mutex") => (None, format!("every operation takes the structure's one lock ({l})")),
+        l => (None, format!("shared field `{l}`")),
+    }
+}
+
+/// Why operations conflict on fields with these labels: `a read synchronizes: it takes the
+/// object lock (OpLog.word), …` or `every operation takes the structure's one lock (…)`.
+pub fn reason(labels: &[&str], update_pair: bool) -> String {
+    let (mut sync, mut other): (Vec<(u8, String)>, Vec<String>) = (Vec::new(), Vec::new());
+    for l in labels {
+        match cause(l, update_pair) {
+            (Some(step), phrase) if !sync.iter().any(|(_, p)| *p == phrase) => sync.push((step, phrase)),
+            (None, phrase) if !other.contains(&phrase) => other.push(phrase),
+            _ => {}
+        }
+    }
+    if !sync.is_empty() {
+        sync.sort();
+        let steps: Vec<String> = sync.into_iter().map(|(_, p)| p).collect();
+        other.insert(0, format!("a read synchronizes: it {}", steps.join(", ")));
+    }
+    other.join("; ")
+}
+
+/// A commutative case that was not conflict-free.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflicted {
+    /// Its conflicting lines: A's and B's accesses to each.
+    pub lines: Vec<(Vec<Touch>, Vec<Touch>)>,
+    /// Its test, as text.
+    pub test: String,
+}
+
+/// Groups the conflicting cases of one pair into exceptions with reasons: cases whose
+/// conflicts involve the same fields, accessed the same ways, are one exception (which
+/// fields share a line varies with where the allocator put the object).
+pub fn exceptions(cases: &[Conflicted], update_pair: bool) -> Vec<Exception> {
+    type Kinds = std::collections::BTreeSet<&'static str>;
+    let mut groups: BTreeMap<String, (usize, Vec<&'static str>, String)> = BTreeMap::new();
+    for Conflicted { lines, test: example } in cases {
+        let mut fields: BTreeMap<&'static str, (Kinds, Kinds)> = BTreeMap::new();
+        for (a, b) in lines {
+            for t in a {
+                fields.entry(t.label).or_default().0.insert(t.kind.name());
+            }
+            for t in b {
+                fields.entry(t.label).or_default().1.insert(t.kind.name());
+            }
+        }
+        let show =
+            |k: &Kinds| if k.is_empty() { "-".to_owned() } else { k.iter().copied().collect::<Vec<_>>().join(" ") };
+        let key = fields
+            .iter()
+            .map(|(label, (a, b))| format!("{label} (A {}; B {})", show(a), show(b)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let entry = groups.entry(key).or_insert_with(|| (0, fields.keys().copied().collect(), example.clone()));
+        entry.0 += 1;
+    }
+    let mut out: Vec<Exception> = groups
+        .into_iter()
+        .map(|(conflicts, (cases, labels, example))| Exception {
+            cases,
+            conflicts,
+            reason: reason(&labels, update_pair),
+            example,
+        })
+        .collect();
+    out.sort_by(|a, b| b.cases.cmp(&a.cases).then_with(|| a.conflicts.cmp(&b.conflicts)));
+    out
+}
+
+/// Rows as text columns padded to the widest cell (by characters), two spaces apart.
+pub fn align(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let pad = width[c] - s.chars().count();
+                if c < 2 { format!("{s}{}", " ".repeat(pad)) } else { format!("{}{s}", " ".repeat(pad)) }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oplog::primitive::trace::AccessKind;
+
+    #[test]
+    fn cases_that_conflict_on_the_same_fields_are_one_exception_with_a_reason() {
+        let t = |label, kind| Touch { label, kind };
+        let word = t("OpLog.word", AccessKind::Rmw);
+        let state = t("OpLog.state", AccessKind::CellWrite);
+        let slot = t("Slot.lock", AccessKind::Rmw);
+        let case = |lines, test: &str| Conflicted { lines, test: test.to_owned() };
+        let cases = vec![
+            // The same fields on one line or on two: one exception.
+            case(vec![(vec![word, state], vec![word, state])], "t1"),
+            case(vec![(vec![word], vec![word]), (vec![state], vec![state])], "t2"),
+            case(vec![(vec![slot], vec![slot])], "t3"),
+        ];
+        let e = exceptions(&cases, false);
+        assert_eq!(e.len(), 2);
+        assert_eq!((e[0].cases, e[0].example.as_str()), (2, "t1"));
+        assert_eq!(e[0].conflicts, "OpLog.state (A write; B write), OpLog.word (A rmw; B rmw)");
+        assert_eq!(
+            e[0].reason,
+            "a read synchronizes: it takes the object lock (OpLog.word), applies the logs to the one shared instance \
+             (OpLog.state)"
+        );
+        assert!(e[1].reason.contains("locks and drains"), "{}", e[1].reason);
+        // Between two updates, the object word means an installation.
+        assert!(exceptions(&cases[..1], true)[0].reason.contains("first touch"));
+        assert_eq!(
+            reason(&["Frob.count", "MutexX"], false),
+            "shared field `Frob.count`; every operation takes the structure's one lock (MutexX)"
+        );
+    }
+
+    #[test]
+    fn columns_align() {
+        let rows = vec![vec!["a".into(), "bb".into(), "1".into()], vec!["ccc".into(), "d".into(), "22".into()]];
+        assert_eq!(align(&rows), "a    bb   1\nccc  d   22\n");
+    }
+}

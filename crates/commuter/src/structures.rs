@@ -1,0 +1,156 @@
+//! The structures the checker covers: each a model, a search depth, and the
+//! implementations under test, run through analyzer, test generator and tracer into a
+//! [`StructureReport`].
+//!
+//! Models without implementations yet (the reverse map, the notification queue, the LRU
+//! list and the linked list, being written in `crates/structures`) are analyzed for
+//! commutativity only; adding one is an `Impl` list in [`crate::impls`] and one line here.
+
+use std::fmt;
+
+use oplog_model::counter::CounterModel;
+use oplog_model::explore::Explore;
+use oplog_model::list::ListModel;
+use oplog_model::lru::LruModel;
+use oplog_model::queue::QueueModel;
+use oplog_model::rmap::RmapModel;
+use oplog_model::set::SetModel;
+
+use crate::analyzer::{Bounds, ModelError, analyze};
+use crate::impls::{self, Impl};
+use crate::report::{Conflicted, ImplPair, ImplReport, PairReport, StructureReport, exceptions};
+use crate::testgen::{self, Test};
+use crate::tracer::{Cores, Mismatch, Setup, check};
+
+/// Why a structure could not be checked.
+#[derive(Debug)]
+pub enum Error {
+    /// The model is not usable.
+    Model(ModelError),
+    /// An implementation gave a response the model does not.
+    Mismatch(Mismatch),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Model(e) => write!(f, "{e}"),
+            Error::Mismatch(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Overrides every structure's search depth.
+    pub depth: Option<usize>,
+}
+
+/// A structure the checker covers (type-erased over its model).
+pub trait Structure: Sync {
+    /// Its name (`set`): the `structure` field of the report.
+    fn name(&self) -> &'static str;
+
+    /// Analyzes the model, generates the tests and traces them on every implementation.
+    ///
+    /// # Errors
+    /// [`Error`] if the model is unusable or an implementation answers wrongly.
+    fn check(&self, cores: &Cores, options: &Options) -> Result<StructureReport, Error>;
+}
+
+/// A model with its implementations under test.
+pub struct Covered<M: Explore> {
+    /// The structure's name.
+    pub name: &'static str,
+    /// Its sequential specification.
+    pub model: M,
+    /// The default search depth.
+    pub depth: usize,
+    /// Its implementations (none: commutativity only).
+    pub impls: fn() -> Vec<Impl<M>>,
+}
+
+impl<M> Structure for Covered<M>
+where
+    M: Explore + Sync + 'static,
+    M::Op: Send + Sync + 'static,
+    M::Ret: Send + 'static,
+{
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn check(&self, cores: &Cores, options: &Options) -> Result<StructureReport, Error> {
+        let depth = options.depth.unwrap_or(self.depth);
+        let model = &self.model;
+        let analysis = analyze(model, &Bounds { depth, ..Bounds::default() }).map_err(Error::Model)?;
+        let mut pairs = Vec::new();
+        let mut tests: Vec<Vec<Test<M>>> = Vec::new();
+        for pair in &analysis.pairs {
+            let (pair_tests, untraceable) = testgen::generate(pair);
+            pairs.push(PairReport {
+                op_a: pair.a_name.to_owned(),
+                op_b: pair.b_name.to_owned(),
+                title: pair.title(),
+                update_pair: pair.blind,
+                cases: pair.cases.len(),
+                commutative: pair.commutative(),
+                untraceable,
+                condition: pair.summary.render(),
+                classes: {
+                    let classes = pair.classes();
+                    let all: Vec<Vec<bool>> = classes.iter().map(|c| c.0.clone()).collect();
+                    classes.into_iter().map(|(v, y, n)| (pair.summary.describe_among(&v, &all), y, n)).collect()
+                },
+                tests: pair_tests.iter().map(|t| t.render(model)).collect(),
+            });
+            tests.push(pair_tests);
+        }
+        let mut reports = Vec::new();
+        for imp in (self.impls)() {
+            let mut imp_pairs = Vec::new();
+            for (pair, pair_tests) in pairs.iter().zip(&tests) {
+                let mut ip = ImplPair { traced: pair_tests.len(), ..ImplPair::default() };
+                let mut conflicted = Vec::new();
+                for (t, test) in pair_tests.iter().enumerate() {
+                    let steady = check(cores, model, &imp, test, Setup::Steady).map_err(Error::Mismatch)?;
+                    let cold = check(cores, model, &imp, test, Setup::Cold).map_err(Error::Mismatch)?;
+                    ip.cold_conflict_free += usize::from(cold.conflict_free());
+                    if steady.conflict_free() {
+                        ip.conflict_free += 1;
+                    } else {
+                        ip.lines.push((t, steady.describe()));
+                        let lines = steady.by_operation().into_iter().map(|(_, _, a, b)| (a, b)).collect();
+                        conflicted.push(Conflicted { lines, test: test.render(model) });
+                    }
+                }
+                ip.exceptions = exceptions(&conflicted, pair.update_pair);
+                imp_pairs.push(ip);
+            }
+            reports.push(ImplReport { id: imp.id.to_owned(), about: imp.about.to_owned(), pairs: imp_pairs });
+        }
+        Ok(StructureReport {
+            structure: self.name.to_owned(),
+            model: analysis.model,
+            states: analysis.states.len(),
+            depth,
+            pairs,
+            impls: reports,
+        })
+    }
+}
+
+/// Every structure, in report order: those with implementations first.
+pub fn all() -> Vec<Box<dyn Structure>> {
+    vec![
+        Box::new(Covered { name: "counter", model: CounterModel, depth: 3, impls: impls::counter::impls }),
+        Box::new(Covered { name: "set", model: SetModel, depth: 3, impls: impls::set::impls }),
+        Box::new(Covered { name: "list", model: ListModel, depth: 3, impls: Vec::new }),
+        Box::new(Covered { name: "rmap", model: RmapModel, depth: 2, impls: Vec::new }),
+        Box::new(Covered { name: "queue", model: QueueModel, depth: 3, impls: Vec::new }),
+        Box::new(Covered { name: "lru", model: LruModel, depth: 3, impls: Vec::new }),
+    ]
+}

@@ -1,0 +1,257 @@
+//! The tracer on hand-made cases: known conflicts (a shared counter, false sharing, a
+//! mutex, a written cell), known conflict-freedom (per-core lines, shared reads), OpLog's
+//! counter in its steady and cold states, and a wrong implementation caught by the model.
+
+use std::sync::Arc;
+
+use commuter::impls::counter::OplogCounter;
+use commuter::impls::set::OplogSet;
+use commuter::impls::{Impl, Object};
+use commuter::report::{Conflicted, exceptions};
+use commuter::testgen::Test;
+use commuter::tracer::{CPU_A, CPU_B, CPUS, Conflict, Cores, Setup, check, conflicts};
+use oplog::Config;
+use oplog::primitive::trace::{Access, AccessKind, record};
+use oplog::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
+use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
+use oplog_model::set::{SetModel, SetOp};
+
+/// Runs `a` on CPU A and then `b` on CPU B, traced, and returns the conflicts.
+fn trace_pair<T: Send + Sync + 'static>(
+    cores: &Cores,
+    shared: &Arc<T>,
+    a: fn(&T),
+    b: fn(&T),
+) -> (Vec<Conflict>, Vec<Access>, Vec<Access>) {
+    let (sa, sb) = (Arc::clone(shared), Arc::clone(shared));
+    let ((), ta) = cores.trace(CPU_A, move || a(&sa));
+    let ((), tb) = cores.trace(CPU_B, move || b(&sb));
+    (conflicts(&ta, &tb), ta, tb)
+}
+
+#[test]
+fn two_cores_incrementing_one_atomic_conflict_on_its_line() {
+    let cores = Cores::new(2);
+    let shared = Arc::new(AtomicU64::new(0, "Shared.count"));
+    let inc = |c: &AtomicU64| {
+        c.fetch_add(1, Ordering::Relaxed);
+    };
+    let (c, ta, _) = trace_pair(&cores, &shared, inc, inc);
+    assert_eq!(ta.len(), 1);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].labels(), ["Shared.count"]);
+    assert_eq!(c[0].first[0].kind, AccessKind::Rmw);
+    assert_eq!(c[0].line, ta[0].addr / 64);
+}
+
+#[test]
+fn reading_one_line_from_two_cores_is_conflict_free() {
+    let cores = Cores::new(2);
+    let shared = Arc::new(AtomicU64::new(0, "Shared.count"));
+    let load = |c: &AtomicU64| {
+        c.load(Ordering::Relaxed);
+    };
+    let (c, ta, tb) = trace_pair(&cores, &shared, load, load);
+    assert_eq!(ta[0].addr, tb[0].addr, "both read the same word");
+    assert!(c.is_empty(), "{c:?}");
+}
+
+/// Two counters, each on its own line.
+#[repr(C)]
+struct PerCore {
+    a: Padded,
+    b: Padded,
+}
+
+#[repr(C, align(64))]
+struct Padded(AtomicU64);
+
+/// Two counters on one line.
+#[repr(C, align(64))]
+struct SameLine {
+    a: AtomicU64,
+    b: AtomicU64,
+}
+
+#[test]
+fn per_core_lines_are_conflict_free_and_false_sharing_is_not() {
+    let cores = Cores::new(2);
+    let padded =
+        Arc::new(PerCore { a: Padded(AtomicU64::new(0, "PerCore.a")), b: Padded(AtomicU64::new(0, "PerCore.b")) });
+    let (c, ta, tb) = trace_pair(
+        &cores,
+        &padded,
+        |p| {
+            p.a.0.fetch_add(1, Ordering::Relaxed);
+        },
+        |p| {
+            p.b.0.fetch_add(1, Ordering::Relaxed);
+        },
+    );
+    assert!(!ta.is_empty() && !tb.is_empty());
+    assert!(c.is_empty(), "{c:?}");
+
+    let packed = Arc::new(SameLine { a: AtomicU64::new(0, "SameLine.a"), b: AtomicU64::new(0, "SameLine.b") });
+    let (c, _, _) = trace_pair(
+        &cores,
+        &packed,
+        |p| p.a.store(1, Ordering::Relaxed),
+        |p| {
+            p.b.load(Ordering::Relaxed);
+        },
+    );
+    assert_eq!(c.len(), 1, "a write and a read of one line conflict even on different fields");
+    assert_eq!(c[0].labels(), ["SameLine.a", "SameLine.b"]);
+}
+
+#[test]
+fn a_mutex_and_a_written_cell_conflict_with_their_labels() {
+    let cores = Cores::new(2);
+    let m = Arc::new(Mutex::new(0u64, "Guarded.value"));
+    let read = |m: &Mutex<u64>| {
+        let _ = *m.lock();
+    };
+    let (c, _, _) = trace_pair(&cores, &m, read, read);
+    assert!(!c.is_empty(), "taking a lock writes its word");
+    assert_eq!(c[0].labels(), ["Guarded.value"]);
+
+    #[repr(align(64))]
+    struct Cell(UnsafeCell<[u64; 4]>);
+    // SAFETY: the test only starts accesses (which is what the tracer records) and never
+    // dereferences them.
+    unsafe impl Sync for Cell {}
+    let cell = Arc::new(Cell(UnsafeCell::new([0; 4], "Cell.words")));
+    let read = |c: &Cell| {
+        let _ = c.0.get();
+    };
+    let write = |c: &Cell| {
+        let _ = c.0.get_mut();
+    };
+    let (c, _, _) = trace_pair(&cores, &cell, read, read);
+    assert!(c.is_empty(), "two reads of a cell share it");
+    let (c, _, _) = trace_pair(&cores, &cell, write, read);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].first[0].kind, AccessKind::CellWrite);
+}
+
+#[test]
+fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
+    let cores = Cores::new(CPUS);
+    let counter: Arc<OplogCounter> = Arc::new(OplogCounter::new(Config::per_cpu().cpus(CPUS)));
+    let inc = |c: &OplogCounter| {
+        c.run(&CounterOp::Inc);
+    };
+    // Cold: each core's first update installs the counter in its log cache, setting its
+    // bit in the object word.
+    let (c, ta, tb) = trace_pair(&cores, &counter, inc, inc);
+    assert!(ta.iter().any(|a| a.label == "Slot.lock") && tb.iter().any(|a| a.label == "Slot.lock"));
+    assert!(c.iter().any(|c| c.labels().contains(&"OpLog.word")), "{c:?}");
+    // Steady: the same updates again touch only each core's own slot.
+    let (c, ta, _) = trace_pair(&cores, &counter, inc, inc);
+    assert!(ta.iter().all(|a| a.label.starts_with("Slot.")), "{ta:?}");
+    assert!(c.is_empty(), "{c:?}");
+    // Two updates on one core share its slot: the tracer sees the slot's line.
+    let (s1, s2) = (Arc::clone(&counter), Arc::clone(&counter));
+    let ((), t1) = cores.trace(CPU_A, move || inc(&s1));
+    let ((), t2) = cores.trace(CPU_A, move || inc(&s2));
+    assert!(conflicts(&t1, &t2).iter().any(|c| c.labels().contains(&"Slot.lock")));
+    // A read synchronizes: it locks the other core's slot.
+    let read = |c: &OplogCounter| {
+        c.run(&CounterOp::Read);
+    };
+    let (c, _, _) = trace_pair(&cores, &counter, inc, read);
+    assert!(c.iter().any(|c| c.labels().contains(&"Slot.lock")), "{c:?}");
+    assert_eq!(counter.run(&CounterOp::Read), CounterRet::Value(7));
+}
+
+#[test]
+fn check_runs_both_orders_in_steady_and_cold_states() {
+    let cores = Cores::new(CPUS);
+    let imp = &commuter::impls::counter::impls()[0];
+    assert_eq!(imp.id, "oplog");
+    let test = Test::<CounterModel> { case: 0, setup: vec![CounterOp::Inc], a: CounterOp::Inc, b: CounterOp::Dec };
+    assert!(check(&cores, &CounterModel, imp, &test, Setup::Steady).unwrap().conflict_free());
+    let cold = check(&cores, &CounterModel, imp, &test, Setup::Cold).unwrap();
+    assert!(!cold.ab.is_empty() && !cold.ba.is_empty(), "{cold:?}");
+    let mutex = &commuter::impls::counter::impls()[2];
+    assert_eq!(mutex.id, "mutex");
+    assert!(!check(&cores, &CounterModel, mutex, &test, Setup::Steady).unwrap().conflict_free());
+}
+
+/// A logical clock (one shared counter) that reports its reads to the tracer, as a
+/// clock outside `oplog` must for the tracer to see it.
+#[derive(Debug, Default)]
+struct TracedLogicalClock(ordo::LogicalClock);
+
+impl ordo::Clock for TracedLogicalClock {
+    fn get_time(&self) -> u64 {
+        record(std::ptr::from_ref(&self.0).cast(), 8, AccessKind::Rmw, "Clock.logical");
+        self.0.get_time()
+    }
+    fn boundary(&self) -> u64 {
+        self.0.boundary()
+    }
+    fn raw_order_is_causal(&self) -> bool {
+        self.0.raw_order_is_causal()
+    }
+    fn name(&self) -> &'static str {
+        "traced logical"
+    }
+}
+
+#[test]
+fn an_ordered_update_reading_a_shared_clock_conflicts_and_the_report_says_why() {
+    let cores = Cores::new(CPUS);
+    let imp = Impl::<SetModel> {
+        id: "oplog-logical-clock",
+        about: "the OpLog set stamped by a logical clock",
+        build: || {
+            let clock: Arc<dyn ordo::Clock> = Arc::new(TracedLogicalClock::default());
+            Box::new(OplogSet::with_config(Config::per_cpu().cpus(CPUS).clock(clock)))
+        },
+    };
+    let test = Test::<SetModel> { case: 0, setup: Vec::new(), a: SetOp::Add(0), b: SetOp::Add(1) };
+    let outcome = check(&cores, &SetModel, &imp, &test, Setup::Steady).unwrap();
+    let lines = outcome.by_operation();
+    assert!(!lines.is_empty());
+    assert!(lines.iter().all(|(_, _, a, b)| a.iter().chain(b).all(|t| t.label == "Clock.logical")), "{lines:?}");
+    let cases =
+        [Conflicted { lines: lines.into_iter().map(|(_, _, a, b)| (a, b)).collect(), test: test.render(&SetModel) }];
+    let e = exceptions(&cases, true);
+    assert!(e[0].reason.starts_with("a clock read"), "{}", e[0].reason);
+    // The same set on Ordo's clock (the default) is conflict-free.
+    let ordo_set = &commuter::impls::set::impls()[0];
+    assert!(check(&cores, &SetModel, ordo_set, &test, Setup::Steady).unwrap().conflict_free());
+}
+
+/// A counter whose `read` is off by one.
+struct OffByOne(Mutex<i64>);
+
+impl Object<CounterModel> for OffByOne {
+    fn run(&self, op: &CounterOp) -> CounterRet {
+        let mut v = self.0.lock();
+        match op {
+            CounterOp::Inc => *v += 1,
+            CounterOp::Dec => *v -= 1,
+            CounterOp::Read => return CounterRet::Value(*v + 1),
+        }
+        CounterRet::Done
+    }
+}
+
+#[test]
+fn a_response_the_model_does_not_give_is_reported() {
+    let cores = Cores::new(CPUS);
+    let imp = Impl::<CounterModel> {
+        id: "mutex-broken",
+        about: "reads one too many",
+        build: || Box::new(OffByOne(Mutex::new(0, "OffByOne.value"))),
+    };
+    let test = Test::<CounterModel> { case: 0, setup: vec![CounterOp::Inc], a: CounterOp::Read, b: CounterOp::Read };
+    let err = check(&cores, &CounterModel, &imp, &test, Setup::Steady).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "implementation `mutex-broken` returned Value(2) for read() where the model returns Value(1) (test: setup: \
+         inc() | A: read() | B: read())"
+    );
+}

@@ -1,0 +1,117 @@
+//! An LRU list (000 §1: "LRU lists, for example, are frequently updated but rarely read"):
+//! `touch` marks an item most recently used (adding it if absent), `evict` removes and
+//! returns the least recently used one.
+//!
+//! The order of items is observable through `evict`, so two `touch`es of different items
+//! never commute; a `touch` commutes with an `evict` when the list is not empty and the
+//! touched item is not the one evicted.
+
+use crate::Model;
+use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};
+
+/// An LRU operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LruOp {
+    /// Mark the item most recently used.
+    Touch(u64),
+    /// Remove and return the least recently used item.
+    Evict,
+}
+
+/// An LRU list's response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LruRet {
+    /// `touch` (a blind update).
+    Done,
+    /// `evict`: the item removed, or `None` when the list was empty.
+    Evicted(Option<u64>),
+}
+
+/// The LRU model: items from least to most recently used, each once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LruModel;
+
+impl Model for LruModel {
+    type State = Vec<u64>;
+    type Op = LruOp;
+    type Ret = LruRet;
+
+    fn name(&self) -> &str {
+        "lru"
+    }
+
+    fn init(&self) -> Vec<u64> {
+        Vec::new()
+    }
+
+    fn step(&self, list: &mut Vec<u64>, op: &LruOp) -> LruRet {
+        match *op {
+            LruOp::Touch(x) => {
+                list.retain(|&y| y != x);
+                list.push(x);
+                LruRet::Done
+            }
+            LruOp::Evict => LruRet::Evicted((!list.is_empty()).then(|| list.remove(0))),
+        }
+    }
+}
+
+impl Explore for LruModel {
+    fn kinds(&self) -> Vec<OpKind> {
+        vec![OpKind::blind("touch", &[Param::symbol("x")]), OpKind::returning("evict", &[])]
+    }
+
+    fn build(&self, kind: usize, args: &[Arg]) -> Option<LruOp> {
+        match (kind, args) {
+            (0, &[Arg::Symbol(x)]) => Some(LruOp::Touch(x)),
+            (1, []) => Some(LruOp::Evict),
+            _ => None,
+        }
+    }
+
+    fn split(&self, op: &LruOp) -> (usize, Vec<Arg>) {
+        match *op {
+            LruOp::Touch(x) => (0, vec![Arg::Symbol(x)]),
+            LruOp::Evict => (1, Vec::new()),
+        }
+    }
+
+    fn map_symbols(&self, list: &Vec<u64>, f: &mut dyn FnMut(u64) -> u64) -> Vec<u64> {
+        list.iter().map(|&x| f(x)).collect()
+    }
+
+    /// Whether the list is empty; for each item argument, whether it is listed and whether
+    /// it is the least recently used.
+    fn facts(&self, list: &Vec<u64>, ops: &[NamedOp<'_, LruOp>]) -> Vec<Fact> {
+        let split = |op: &LruOp| self.split(op).1;
+        let mut facts = vec![Fact::new("L = ∅", "L ≠ ∅", list.is_empty())];
+        facts.extend(symbol_facts(ops, split, |x| format!("{x} ∈ L"), |x| format!("{x} ∉ L"), |k| list.contains(&k)));
+        facts.extend(symbol_facts(
+            ops,
+            split,
+            |x| format!("{x} = L[0]"),
+            |x| format!("{x} ≠ L[0]"),
+            |k| list.first() == Some(&k),
+        ));
+        facts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evict_takes_the_least_recently_touched() {
+        let m = LruModel;
+        let mut l = m.init();
+        for x in [1, 2, 3, 1] {
+            m.step(&mut l, &LruOp::Touch(x));
+        }
+        assert_eq!(l, vec![2, 3, 1]);
+        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(2)));
+        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(3)));
+        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(1)));
+        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(None));
+    }
+}
