@@ -54,6 +54,11 @@ pub struct Cli {
     #[arg(long)]
     pub json: bool,
 
+    /// With `all`: experiments to leave out, comma-separated (e.g. `commuter`, which builds
+    /// the commutativity checker's own workspace on its first run).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = registered_name)]
+    pub skip: Vec<String>,
+
     /// Write EXPERIMENT.csv, EXPERIMENT.svg, all.jsonl and report.md into this directory
     /// (created if missing). Default for `all`: `results/DATE-TIME/`; other experiments
     /// write no files unless given.
@@ -103,6 +108,18 @@ impl Cli {
     /// What the output sink should produce, writing files into `out_dir`.
     pub fn sink_options(&self, out_dir: Option<PathBuf>) -> SinkOptions {
         SinkOptions { json: self.json, out_dir }
+    }
+
+    /// The experiments to run: the one named, or every registered one for `all` minus
+    /// `--skip`. Exits with status 2 when `--skip` is given without `all`.
+    pub fn experiments(&self) -> Vec<&'static dyn crate::experiments::Experiment> {
+        if !self.skip.is_empty() && self.experiment != ALL {
+            Cli::exit_invalid("--skip <LIST>", &self.skip.join(","), "--skip only applies to `all`");
+        }
+        crate::experiments::select(&self.experiment)
+            .into_iter()
+            .filter(|e| !self.skip.iter().any(|s| s == e.name()))
+            .collect()
     }
 
     /// Prints a usage error about `flag`'s `value` (clap's format) and exits with status 2.
@@ -164,6 +181,16 @@ where
 
 /// The accepted experiment names: every registered experiment, with its description, and
 /// `all`.
+/// A registered experiment's name (for `--skip`).
+fn registered_name(text: &str) -> Result<String, String> {
+    if REGISTRY.iter().any(|e| e.name() == text) {
+        Ok(text.to_owned())
+    } else {
+        let names: Vec<&str> = REGISTRY.iter().map(|e| e.name()).collect();
+        Err(format!("no experiment is named '{text}' (experiments: {})", names.join(", ")))
+    }
+}
+
 fn experiment_names() -> PossibleValuesParser {
     let names = REGISTRY
         .iter()

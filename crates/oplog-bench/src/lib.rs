@@ -64,7 +64,7 @@ pub fn run(cli: &Cli) -> io::Result<()> {
     {
         Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("cannot create the directory: {e}"));
     }
-    let experiments = experiments::select(&cli.experiment);
+    let experiments = cli.experiments();
     let settings = cli.settings();
     let total = experiments.iter().map(|e| e.points(&settings)).sum();
     let mut sink = Sink::new(cli.sink_options(out_dir), total)?;
