@@ -73,56 +73,65 @@ pub trait NameEntry: Sync {
     fn refcount(&self) -> u64;
 }
 
-/// The entry's fields behind its spinlock.
-#[derive(Debug, Default)]
-struct Fields {
-    generation: u32,
-    refs: u64,
-}
-
-/// Generation and count behind the entry's ticket spinlock (`spinlock`).
-#[derive(Debug, Default)]
+/// Generation and count on one cache line; the count behind the entry's ticket spinlock
+/// (`spinlock`). As in Linux, the generation is read without the lock (the sequence count a
+/// lookup reads before copying the entry's fields) and written with it held.
+#[derive(Debug)]
+#[repr(C, align(64))]
 pub struct SpinlockEntry {
-    fields: TicketLock<Fields>,
+    generation: AtomicU64,
+    refs: TicketLock<u64>,
 }
 
 impl SpinlockEntry {
     /// An entry at generation `generation` with no references.
     pub fn new(generation: u32) -> Self {
-        Self { fields: TicketLock::new(Fields { generation, refs: 0 }, "SpinlockEntry.fields") }
+        Self {
+            generation: AtomicU64::new(u64::from(generation), "SpinlockEntry.generation"),
+            refs: TicketLock::new(0, "SpinlockEntry.refs"),
+        }
+    }
+}
+
+impl Default for SpinlockEntry {
+    fn default() -> Self {
+        Self::new(0)
     }
 }
 
 impl NameEntry for SpinlockEntry {
     #[inline]
     fn lookup(&self, generation: u32) -> Result<(), Stale> {
-        let mut f = self.fields.lock();
-        if f.generation != generation {
-            return Err(Stale { current: f.generation });
+        let mut refs = self.refs.lock();
+        let current = self.generation.load(Ordering::Relaxed) as u32;
+        if current != generation {
+            return Err(Stale { current });
         }
-        f.refs += 1;
+        *refs += 1;
         Ok(())
     }
     #[inline]
     fn release(&self) {
-        let mut f = self.fields.lock();
-        f.refs = f.refs.checked_sub(1).expect("name-cache entry released more often than looked up");
+        let mut refs = self.refs.lock();
+        *refs = refs.checked_sub(1).expect("name-cache entry released more often than looked up");
     }
     fn invalidate(&self) -> u32 {
-        let mut f = self.fields.lock();
-        f.generation = f.generation.wrapping_add(1);
-        f.generation
+        let _held = self.refs.lock();
+        let next = (self.generation.load(Ordering::Relaxed) as u32).wrapping_add(1);
+        self.generation.store(u64::from(next), Ordering::Release);
+        next
     }
     fn generation(&self) -> u32 {
-        self.fields.lock().generation
+        self.generation.load(Ordering::Acquire) as u32
     }
     fn refcount(&self) -> u64 {
-        self.fields.lock().refs
+        *self.refs.lock()
     }
 }
 
 /// Generation (high 32 bits) and count (low 32 bits) in one word (`cas`).
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct CasEntry {
     word: AtomicU64,
 }
@@ -189,6 +198,7 @@ impl NameEntry for CasEntry {
 /// The "with OpLog" entry (`oplog`): an OpLog distributed reference counter beside the
 /// generation, which lookups only read.
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct OpLogEntry {
     generation: AtomicU64,
     refs: Counter,

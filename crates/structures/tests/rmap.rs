@@ -2,11 +2,11 @@
 
 mod common;
 
-use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
+use common::{LIMIT, Rng, Schedule, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
 use oplog_structures::applied::Stats;
 use oplog_structures::rmap::{
-    LockFreeRmap, Mapping, MutexRmap, OpLogRmap, Rmap, RmapError, RmapModel, RmapOp, RmapResponse,
+    LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap, RmapError, RmapModel, RmapOp, RmapResponse,
 };
 use std::collections::BTreeSet;
 
@@ -42,15 +42,20 @@ fn every_variant_matches_the_model_with_threads_taking_turns() {
             run_turns("mutex", &[&MutexRmap::new() as &dyn Rmap], threads, &s);
             run_turns("lockfree", &[&LockFreeRmap::new() as &dyn Rmap], threads, &s);
             for (name, config) in configs() {
-                let d = domain(&config);
-                // Two objects in one domain: with a one-slot cache they evict each other.
-                let (a, b) = (OpLogRmap::new(&d), OpLogRmap::new(&d));
-                run_turns(&format!("oplog {name}"), &[&a as &dyn Rmap, &b], threads, &s);
-                let expected: Vec<Mapping> = s.final_state.mappings.iter().copied().collect();
-                assert_eq!(a.mappings(), expected, "oplog {name}");
+                oplog_turns::<false>(&format!("oplog {name}"), &config, threads, &s);
+                oplog_turns::<true>(&format!("oplog-ordered {name}"), &config, threads, &s);
             }
         }
     });
+}
+
+/// Two OpLog rmaps in one domain (with a one-slot cache they evict each other's logs).
+fn oplog_turns<const ORDERED: bool>(name: &str, config: &Config, threads: usize, s: &Schedule<RmapModel>) {
+    let d = domain(config);
+    let (a, b) = (OpLogRmap::<ORDERED>::new(&d), OpLogRmap::<ORDERED>::new(&d));
+    run_turns(name, &[&a as &dyn Rmap, &b], threads, s);
+    let expected: Vec<Mapping> = s.final_state.mappings.iter().copied().collect();
+    assert_eq!(a.mappings(), expected, "{name}");
 }
 
 #[test]
@@ -62,8 +67,9 @@ fn free_running_threads_on_their_own_mappings_match_their_own_models() {
         let variants: Vec<(&str, Box<dyn Rmap>)> = vec![
             ("mutex", Box::new(MutexRmap::new())),
             ("lockfree", Box::new(LockFreeRmap::new())),
-            ("oplog per-cpu", Box::new(OpLogRmap::new(&domain(&Config::per_cpu().max_log_len(8))))),
-            ("oplog per-thread", Box::new(OpLogRmap::new(&domain(&Config::per_thread().max_log_len(8))))),
+            ("oplog per-cpu", Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu().max_log_len(8))))),
+            ("oplog per-thread", Box::new(OpLogRmap::<false>::new(&domain(&Config::per_thread().max_log_len(8))))),
+            ("oplog-ordered per-cpu", Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu().max_log_len(8))))),
         ];
         for (name, rmap) in &variants {
             let rmap = &**rmap;
@@ -111,7 +117,7 @@ fn free_running_threads_on_their_own_mappings_match_their_own_models() {
 
 #[test]
 fn a_remove_meeting_its_add_in_the_same_log_is_absorbed_locally() {
-    let rmap = OpLogRmap::new(&domain(&Config::per_thread()));
+    let rmap = OrderedOpLogRmap::new(&domain(&Config::per_thread()));
     let pool = pool();
     // A fork and exit on one thread: every mapping added and removed again.
     for _ in 0..100 {
@@ -131,7 +137,7 @@ fn a_remove_meeting_its_add_in_the_same_log_is_absorbed_locally() {
 fn a_remove_on_another_core_is_absorbed_during_synchronize() {
     // The parent maps, the child unmaps on another thread (000 §5.2): the pairs are in
     // different logs, and meet only in the synchronize's batch.
-    let rmap = OpLogRmap::new(&domain(&Config::per_thread()));
+    let rmap = OpLogRmap::<false>::new(&domain(&Config::per_thread()));
     let pool = pool();
     for m in &pool {
         rmap.add(*m);
@@ -156,7 +162,8 @@ fn truncate_reports_the_unmapped_pieces_in_mapping_order() {
     let variants: Vec<Box<dyn Rmap>> = vec![
         Box::new(MutexRmap::new()),
         Box::new(LockFreeRmap::new()),
-        Box::new(OpLogRmap::new(&domain(&Config::per_cpu()))),
+        Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu()))),
+        Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu()))),
     ];
     for rmap in variants {
         for m in [c, a, b] {
@@ -182,7 +189,7 @@ fn an_empty_or_reversed_mapping_is_rejected() {
 #[test]
 #[cfg(debug_assertions)]
 fn debug_builds_report_a_mapping_added_twice() {
-    let rmap = OpLogRmap::new(&domain(&Config::per_thread()));
+    let rmap = OpLogRmap::<false>::new(&domain(&Config::per_thread()));
     let m = Mapping::new(1, 0..4).unwrap();
     rmap.add(m);
     assert_eq!(rmap.mappings(), vec![m]);

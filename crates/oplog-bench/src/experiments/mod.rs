@@ -14,10 +14,25 @@ use crate::output::{Record, Sink};
 
 pub mod clock;
 pub mod counter;
+pub mod fork;
+pub mod impls;
+pub mod list;
+pub mod lru;
+pub mod notify;
+pub mod stat;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
-pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+pub static REGISTRY: &[&dyn Experiment] = &[
+    &counter::Counter,
+    &clock::ClockExperiment,
+    &stat::Stat,
+    &fork::Fork,
+    &fork::ForkTruncate,
+    &list::List,
+    &notify::Notify,
+    &lru::Lru,
+];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].
 pub const ALL: &str = "all";
