@@ -27,7 +27,7 @@ use std::io;
 use oplog_structures::rmap::{LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap};
 use serde_json::{Value, json};
 
-use super::impls::{Impl, per_cpu_domain, run_over_threads};
+use super::impls::{Impl, ThreadSweep, per_cpu_domain};
 use crate::experiments::{Experiment, Ratios, XAxis};
 use crate::harness::{Run, Settings, Throughput};
 use crate::output::{Annex, Record, Sink};
@@ -141,30 +141,14 @@ fn verify(mappings: &[Mapping], threads: usize) {
 }
 
 /// The `fork` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fork;
-
-impl Experiment for Fork {
-    fn name(&self) -> &'static str {
-        "fork"
-    }
-
-    fn description(&self) -> &'static str {
-        "forks per second: each maps 4 regions of one shared file into the rmap and unmaps them (000 Figure 1)"
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some("mutex") }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        run_over_threads(self.name(), IMPLS, None, &[], settings, sink)
-    }
-}
+pub static FORK: ThreadSweep<Option<u64>> = ThreadSweep {
+    name: "fork",
+    description: "forks per second: each maps 4 regions of one shared file into the rmap and unmaps them (000 Figure 1)",
+    versus: "mutex",
+    impls: IMPLS,
+    param: None,
+    extra: &[],
+};
 
 /// The `fork-truncate` experiment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -248,19 +232,12 @@ pub fn crossover_of(oplog: &[f64], baseline: &[f64]) -> (Option<u64>, Vec<u64>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::assert_unique_ids;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_impl_forks_and_truncates_and_verifies() {
-        assert_unique_ids(IMPLS);
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            assert!(entry.measure(&run, None).median > 0.0, "{}", entry.id);
-            assert!(entry.measure(&run, Some(2)).median > 0.0, "{}", entry.id);
-        }
+        smoke_test(IMPLS, None);
+        smoke_test(IMPLS, Some(2));
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! What the data-structure experiments share: a table of implementations, each an id and a
-//! measuring function, and the loop that measures each at every thread count.
+//! measuring function, and [`ThreadSweep`], the experiment that measures each of them at
+//! every thread count.
 
 use std::io;
 use std::sync::Arc;
 
 use oplog::{Config, Domain, LogKind};
-use serde_json::Value;
 
+use crate::experiments::{Experiment, Ratios};
 use crate::harness::{Run, Settings, Throughput};
 use crate::output::{Record, Sink};
 
@@ -32,26 +33,53 @@ impl<P> Impl<P> {
     }
 }
 
-/// Measures every implementation with parameter `param` at every thread count of
-/// `settings`, pushing one record per point, with the fields `extra` added.
-pub fn run_over_threads<P: Copy>(
-    experiment: &str,
-    impls: &[Impl<P>],
-    param: P,
-    extra: &[(&str, Value)],
-    settings: &Settings,
-    sink: &mut Sink,
-) -> io::Result<()> {
-    for &threads in &settings.threads {
-        for entry in impls {
-            sink.point(entry.id, threads);
-            let run = settings.at(threads);
-            let throughput = entry.measure(&run, param);
-            let record = Record::new(experiment, entry.id, &run, &throughput);
-            sink.push(extra.iter().fold(record, |r, (key, value)| r.with(key, value.clone())))?;
-        }
+/// An experiment whose x axis is the thread count: every implementation of `impls`,
+/// measured with `param`, at every thread count of the settings.
+#[derive(Debug)]
+pub struct ThreadSweep<P: 'static = ()> {
+    /// [`Experiment::name`].
+    pub name: &'static str,
+    /// [`Experiment::description`].
+    pub description: &'static str,
+    /// The baseline of the table's ratio column.
+    pub versus: &'static str,
+    /// The implementations, in table order.
+    pub impls: &'static [Impl<P>],
+    /// The parameter every point is measured with.
+    pub param: P,
+    /// Fields added to every record.
+    pub extra: &'static [(&'static str, i64)],
+}
+
+impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
+    fn name(&self) -> &'static str {
+        self.name
     }
-    Ok(())
+
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn ratios(&self) -> Ratios {
+        Ratios { scaling: true, versus: Some(self.versus) }
+    }
+
+    fn points(&self, settings: &Settings) -> u64 {
+        (settings.threads.len() * self.impls.len()) as u64
+    }
+
+    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
+        for &threads in &settings.threads {
+            for entry in self.impls {
+                sink.point(entry.id, threads);
+                let run = settings.at(threads);
+                let throughput = entry.measure(&run, self.param);
+                let record = Record::new(self.name, entry.id, &run, &throughput);
+                sink.push(self.extra.iter().fold(record, |r, &(key, value)| r.with(key, value)))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A fresh per-CPU domain for one repetition (the texts' design: a log per core), so no
@@ -60,9 +88,15 @@ pub fn per_cpu_domain<L: LogKind>() -> Arc<Domain<L>> {
     Domain::new(Config::per_cpu()).expect("the default per-CPU configuration is valid")
 }
 
-/// Asserts that ids are unique (for the experiments' tests).
+/// For the experiments' tests: ids are unique, and every implementation runs briefly at 2
+/// threads with `param`, passing its own verification.
 #[cfg(test)]
-pub fn assert_unique_ids<P>(impls: &[Impl<P>]) {
+pub fn smoke_test<P: Copy>(impls: &[Impl<P>], param: P) {
     let ids: std::collections::HashSet<_> = impls.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), impls.len(), "duplicate implementation id");
+    let placement = crate::pin::Placement::from_process();
+    let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
+    for entry in impls {
+        assert!(entry.measure(&run, param).median > 0.0, "{} measured nothing", entry.id);
+    }
 }

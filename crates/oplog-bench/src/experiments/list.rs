@@ -21,15 +21,11 @@
 //! Verified after each repetition: every thread also adds one element before its loop and
 //! never removes it; the list must then hold exactly those.
 
-use std::io;
-
 use oplog_structures::list::{BasicList, ConcurrentList, GlobalAbsorbList, HarrisList, LocalAbsorbList, SeqList};
 use ordo::{Clock, Ordo};
 
-use super::impls::{Impl, per_cpu_domain, run_over_threads};
-use crate::experiments::{Experiment, Ratios};
-use crate::harness::{Run, Settings, Throughput};
-use crate::output::Sink;
+use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use crate::harness::{Run, Throughput};
 
 /// Clock ticks of each of the two waits per iteration (000 §7.3: 1000 cycles).
 pub const SPIN_TICKS: u64 = 1000;
@@ -109,46 +105,23 @@ fn verify(elements: &[u64], threads: usize) {
 }
 
 /// The `list` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct List;
-
-impl Experiment for List {
-    fn name(&self) -> &'static str {
-        "list"
-    }
-
-    fn description(&self) -> &'static str {
-        "list iterations per second: add, spin 1000 ticks, remove, spin 1000 ticks (000 Figure 12)"
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some("lockfree") }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        run_over_threads(self.name(), IMPLS, (), &[], settings, sink)
-    }
-}
+pub static LIST: ThreadSweep = ThreadSweep {
+    name: "list",
+    description: "list iterations per second: add, spin 1000 ticks, remove, spin 1000 ticks (000 Figure 12)",
+    versus: "lockfree",
+    impls: IMPLS,
+    param: (),
+    extra: &[],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::assert_unique_ids;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_impl_runs_and_verifies() {
-        assert_unique_ids(IMPLS);
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            assert!(entry.measure(&run, ()).median > 0.0, "{}", entry.id);
-        }
+        smoke_test(IMPLS, ());
     }
 
     #[test]

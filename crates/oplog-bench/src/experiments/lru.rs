@@ -13,15 +13,12 @@
 //! Implementations (ids stable): `oplog` (ordered per-core logs over the sequential list),
 //! `mutex` (the sequential list behind one lock).
 
-use std::io;
 use std::sync::Mutex;
 
 use oplog_structures::lru::{ConcurrentLru, MutexLru, OpLogLru};
 
-use super::impls::{Impl, per_cpu_domain, run_over_threads};
-use crate::experiments::{Experiment, Ratios};
-use crate::harness::{Run, Settings, Throughput};
-use crate::output::Sink;
+use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use crate::harness::{Run, Throughput};
 
 /// Keys accessed.
 pub const KEYS: u64 = 4096;
@@ -112,46 +109,23 @@ fn touched_by_any(outcomes: &[Outcome], key: u64) -> bool {
 }
 
 /// The `lru` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Lru;
-
-impl Experiment for Lru {
-    fn name(&self) -> &'static str {
-        "lru"
-    }
-
-    fn description(&self) -> &'static str {
-        "LRU accesses per second: touch a random key of 4096, evict once per 1000 accesses (000 §1)"
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some("mutex") }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        run_over_threads(self.name(), IMPLS, (), &[], settings, sink)
-    }
-}
+pub static LRU: ThreadSweep = ThreadSweep {
+    name: "lru",
+    description: "LRU accesses per second: touch a random key of 4096, evict once per 1000 accesses (000 §1)",
+    versus: "mutex",
+    impls: IMPLS,
+    param: (),
+    extra: &[],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::assert_unique_ids;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_impl_runs_and_verifies() {
-        assert_unique_ids(IMPLS);
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            assert!(entry.measure(&run, ()).median > 0.0, "{}", entry.id);
-        }
+        smoke_test(IMPLS, ());
     }
 
     fn touched(keys: &[u64]) -> Outcome {

@@ -26,12 +26,12 @@ pub mod stat;
 pub static REGISTRY: &[&dyn Experiment] = &[
     &counter::Counter,
     &clock::ClockExperiment,
-    &stat::Stat,
-    &fork::Fork,
+    &stat::STAT,
+    &fork::FORK,
     &fork::ForkTruncate,
-    &list::List,
-    &notify::Notify,
-    &lru::Lru,
+    &list::LIST,
+    &notify::NOTIFY,
+    &lru::LRU,
 ];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].

@@ -15,16 +15,12 @@
 //! Implementations (ids stable): `oplog` (ordered per-core logs, merged by timestamp on
 //! each read), `mutex` (`Mutex<VecDeque>`), `segqueue` (crossbeam's lock-free `SegQueue`).
 
-use std::io;
 use std::sync::Mutex;
 
 use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, SegQueueBaseline};
 
-use crate::experiments::{Experiment, Ratios};
-use crate::harness::{Run, Settings, Stop, Throughput};
-use crate::output::Sink;
-
-use super::impls::{Impl, per_cpu_domain, run_over_threads};
+use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use crate::harness::{Run, Stop, Throughput};
 
 /// Events the consumer takes per read at most.
 pub const READ_BATCH: usize = 256;
@@ -123,46 +119,23 @@ fn verify(read: u64, enqueued: u64) {
 }
 
 /// The `notify` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Notify;
-
-impl Experiment for Notify {
-    fn name(&self) -> &'static str {
-        "notify"
-    }
-
-    fn description(&self) -> &'static str {
-        "events enqueued per second by T producers while one consumer reads them in order (000 Figure 2)"
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some("mutex") }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        run_over_threads(self.name(), IMPLS, (), &[("consumers", 1.into())], settings, sink)
-    }
-}
+pub static NOTIFY: ThreadSweep = ThreadSweep {
+    name: "notify",
+    description: "events enqueued per second by T producers while one consumer reads them in order (000 Figure 2)",
+    versus: "mutex",
+    impls: IMPLS,
+    param: (),
+    extra: &[("consumers", 1)],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::assert_unique_ids;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_impl_runs_and_verifies() {
-        assert_unique_ids(IMPLS);
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            assert!(entry.measure(&run, ()).median > 0.0, "{}", entry.id);
-        }
+        smoke_test(IMPLS, ());
     }
 
     #[test]

@@ -14,15 +14,11 @@
 //! keeps it, so the count must then be exactly the number of threads (a lost or invented
 //! increment or decrement fails the run), and the generation must be unchanged.
 
-use std::io;
-
 use oplog::CounterLog;
 use oplog_structures::namecache::{CasEntry, NameEntry, OpLogEntry, SpinlockEntry};
 
-use super::impls::{Impl, per_cpu_domain, run_over_threads};
-use crate::experiments::{Experiment, Ratios};
-use crate::harness::{Run, Settings, Throughput};
-use crate::output::Sink;
+use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use crate::harness::{Run, Throughput};
 
 /// Stats between two checks of the stop flag.
 const BATCH: u64 = 64;
@@ -71,46 +67,23 @@ fn verify(refcount: u64, generation: u32, threads: u64) {
 }
 
 /// The `stat` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Stat;
-
-impl Experiment for Stat {
-    fn name(&self) -> &'static str {
-        "stat"
-    }
-
-    fn description(&self) -> &'static str {
-        "lookups per second on one name-cache entry: generation check plus reference count (000 Figure 3)"
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some("spinlock") }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        run_over_threads(self.name(), IMPLS, (), &[], settings, sink)
-    }
-}
+pub static STAT: ThreadSweep = ThreadSweep {
+    name: "stat",
+    description: "lookups per second on one name-cache entry: generation check plus reference count (000 Figure 3)",
+    versus: "spinlock",
+    impls: IMPLS,
+    param: (),
+    extra: &[],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::assert_unique_ids;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_impl_runs_and_verifies() {
-        assert_unique_ids(IMPLS);
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            assert!(entry.measure(&run, ()).median > 0.0, "{}", entry.id);
-        }
+        smoke_test(IMPLS, ());
     }
 
     #[test]
