@@ -206,4 +206,37 @@ mod tests {
         l.for_each(|k| keys.push(*k));
         assert_eq!(keys, vec![1, 3]);
     }
+
+    #[test]
+    fn concurrent_inserts_and_removes_of_shared_keys_balance() {
+        // Small enough for Miri, which checks the epoch-protected accesses.
+        use std::sync::atomic::{AtomicI64, Ordering};
+        let per_thread = if cfg!(miri) { 60 } else { 20_000 };
+        let list = HarrisList::new();
+        let net: Vec<AtomicI64> = (0..4).map(|_| AtomicI64::new(0)).collect();
+        std::thread::scope(|s| {
+            for t in 0..3u64 {
+                let (list, net) = (&list, &net);
+                s.spawn(move || {
+                    let mut x = t + 1;
+                    for _ in 0..per_thread {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let k = (x >> 33) % 4;
+                        if x & (1 << 20) == 0 {
+                            if list.insert(k) {
+                                net[k as usize].fetch_add(1, Ordering::SeqCst);
+                            }
+                        } else if list.remove(&k) {
+                            net[k as usize].fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        for (k, n) in net.iter().enumerate() {
+            let n = n.load(Ordering::SeqCst);
+            assert!(n == 0 || n == 1, "key {k}: net {n}");
+            assert_eq!(list.contains(&(k as u64)), n == 1);
+        }
+    }
 }
