@@ -13,10 +13,16 @@
 //! shrink is the read). The text finds the stock kernel ahead for F < 3, OpLog ahead from
 //! F = 3; the `crossover` annex reports the F from which OpLog wins here.
 //!
-//! Implementations (ids stable): `oplog` (000 Figure 7 with local and global absorption, on
-//! an unordered log: the identity rule makes timestamps unnecessary), `oplog-ordered` (the
-//! same with the text's timestamped log), `mutex` (the interval tree behind one lock:
-//! "stock"), `lockfree` (a lock-free list of mappings: 000 §3's "lock-free").
+//! Implementations (ids stable):
+//!
+//! - `oplog`: 000 Figure 7 with local and global absorption, on an unordered log (the
+//!   identity rule makes timestamps unnecessary), per-CPU slots entered by restartable
+//!   sequences (each read pays a `membarrier`);
+//! - `oplog-ordered`: the same with the text's timestamped log;
+//! - `oplog-locked`: `oplog` with each per-CPU log behind a spin lock, as in the text
+//!   (cheaper reads, an atomic per update);
+//! - `mutex`: the interval tree behind one lock ("stock");
+//! - `lockfree`: a lock-free list of mappings (000 §3's "lock-free").
 //!
 //! Verified: every truncate must report each thread's long-lived mapping (checked in the
 //! loop), and after each repetition the rmap must hold exactly the long-lived mappings (a
@@ -27,7 +33,7 @@ use std::io;
 use oplog_structures::rmap::{LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap};
 use serde_json::{Value, json};
 
-use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::experiments::{Experiment, Ratios, XAxis};
 use crate::harness::{Run, Settings, Throughput};
 use crate::output::{Annex, Record, Sink};
@@ -76,6 +82,7 @@ fn long_lived(thread: usize) -> Mapping {
 pub const IMPLS: &[Impl<Option<u64>>] = &[
     Impl::new("oplog", |run, every| measure(run, every, || OpLogRmap::<false>::new(&per_cpu_domain()))),
     Impl::new("oplog-ordered", |run, every| measure(run, every, || OrderedOpLogRmap::new(&per_cpu_domain()))),
+    Impl::new("oplog-locked", |run, every| measure(run, every, || OpLogRmap::<false>::new(&per_cpu_locked_domain()))),
     Impl::new("mutex", |run, every| measure(run, every, MutexRmap::new)),
     Impl::new("lockfree", |run, every| measure(run, every, LockFreeRmap::new)),
 ];

@@ -82,10 +82,19 @@ impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
     }
 }
 
-/// A fresh per-CPU domain for one repetition (the texts' design: a log per core), so no
-/// log-cache state carries over between points.
+/// A fresh per-CPU domain for one repetition (a log per core), so no log-cache state
+/// carries over between points. Slots are entered with a restartable sequence where the
+/// platform has them: updates use no atomic instruction, and a synchronize pays a
+/// `membarrier` (an interrupt on every CPU running the process).
 pub fn per_cpu_domain<L: LogKind>() -> Arc<Domain<L>> {
     Domain::new(Config::per_cpu()).expect("the default per-CPU configuration is valid")
+}
+
+/// A fresh per-CPU domain whose slots are guarded by spin locks, as in the texts (000 §4.1:
+/// "a per-core lock protecting the per-core log"): updates pay an uncontended atomic, a
+/// synchronize takes the locks and needs no `membarrier`. The `oplog-locked` ids.
+pub fn per_cpu_locked_domain<L: LogKind>() -> Arc<Domain<L>> {
+    Domain::new(Config::per_cpu().rseq(false)).expect("the per-CPU configuration without rseq is valid")
 }
 
 /// For the experiments' tests: ids are unique, and every implementation runs briefly at 2

@@ -10,14 +10,16 @@
 //! Verified after each repetition: every key touched is in the list or was evicted; every
 //! key in the list or evicted was touched; no key is in the list twice.
 //!
-//! Implementations (ids stable): `oplog` (ordered per-core logs over the sequential list),
-//! `mutex` (the sequential list behind one lock).
+//! Implementations (ids stable): `oplog` (ordered per-core logs over the sequential list,
+//! per-CPU slots entered by restartable sequences), `oplog-locked` (the same with each
+//! per-CPU log behind a spin lock, as in the texts), `mutex` (the sequential list behind one
+//! lock).
 
 use std::sync::Mutex;
 
 use oplog_structures::lru::{ConcurrentLru, MutexLru, OpLogLru};
 
-use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::harness::{Run, Throughput};
 
 /// Keys accessed.
@@ -32,6 +34,7 @@ const BATCH: u64 = 64;
 /// The implementations, in table order.
 pub const IMPLS: &[Impl] = &[
     Impl::new("oplog", |run, ()| measure(run, || OpLogLru::new(&per_cpu_domain()))),
+    Impl::new("oplog-locked", |run, ()| measure(run, || OpLogLru::new(&per_cpu_locked_domain()))),
     Impl::new("mutex", |run, ()| measure(run, MutexLru::new)),
 ];
 

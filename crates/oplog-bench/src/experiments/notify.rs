@@ -13,13 +13,15 @@
 //! same way, and the events read must be exactly the events enqueued.
 //!
 //! Implementations (ids stable): `oplog` (ordered per-core logs, merged by timestamp on
-//! each read), `mutex` (`Mutex<VecDeque>`), `segqueue` (crossbeam's lock-free `SegQueue`).
+//! each read; per-CPU slots entered by restartable sequences, so each read pays a
+//! `membarrier`), `oplog-locked` (the same with each per-CPU log behind a spin lock, as in
+//! the texts), `mutex` (`Mutex<VecDeque>`), `segqueue` (crossbeam's lock-free `SegQueue`).
 
 use std::sync::Mutex;
 
 use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, SegQueueBaseline};
 
-use super::impls::{Impl, ThreadSweep, per_cpu_domain};
+use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::harness::{Run, Stop, Throughput};
 
 /// Events the consumer takes per read at most.
@@ -31,6 +33,7 @@ const BATCH: u64 = 32;
 /// The implementations, in table order.
 pub const IMPLS: &[Impl] = &[
     Impl::new("oplog", |run, ()| measure(run, || OpLogQueue::new(&per_cpu_domain()))),
+    Impl::new("oplog-locked", |run, ()| measure(run, || OpLogQueue::new(&per_cpu_locked_domain()))),
     Impl::new("mutex", |run, ()| measure(run, MutexQueue::new)),
     Impl::new("segqueue", |run, ()| measure(run, SegQueueBaseline::new)),
 ];
