@@ -14,9 +14,9 @@
 //!    so a try-lock); if that fails, move the log into the victim's pending backlog
 //!    ([`crate::pending`]) for whoever holds it.
 //! 4. Push the operation (the log kind may absorb it), unlock the slot.
-//! 5. If the victim was locked: apply its evicted log (kinds whose operations commute), or
-//!    synchronize it (ordered kinds, 000 §6: "evicts the object ... after synchronize()ing
-//!    it"), then unlock it. Evicted logs are so applied at once, and an object that is no
+//! 5. If the victim was locked: apply its evicted log alone (kinds that allow it, such as
+//!    the counter: [`LogKind::APPLY_ALONE`]), or synchronize it (000 §6: "evicts the object
+//!    ... after synchronize()ing it"), then unlock it. Evicted logs are so applied at once, and an object that is no
 //!    longer updated costs only its own instance.
 //! 6. If the log reached the domain's limit, synchronize (flush) the object.
 //!
@@ -399,14 +399,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let v = unsafe { Obj::<L>::from_id(victim) };
             if v.try_lock_raw() {
                 let victim = v.ptr;
-                eviction = Some(if L::ORDERED {
-                    // Its log must merge with its other cores' logs: synchronize it.
-                    d.pending.push_evicted(v.id(), core, log);
-                    Eviction::Synchronize { victim }
-                } else {
+                eviction = Some(if L::APPLY_ALONE {
                     let mut batch = L::Batch::default();
                     L::gather(&mut batch, core, &mut log);
                     Eviction::Apply { victim, batch }
+                } else {
+                    // Its log must merge with its other cores' logs: synchronize it.
+                    d.pending.push_evicted(v.id(), core, log);
+                    Eviction::Synchronize { victim }
                 });
             } else {
                 // Whoever holds the victim (a synchronize, or its drop) takes it from here.
@@ -561,9 +561,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
 /// An evicted log whose owner (the victim) was locked with a try-lock while the evictor
 /// held the slot; finished after the slot is released.
 enum Eviction<L: LogKind> {
-    /// Operations commute: apply the evicted log alone.
+    /// The kind allows it ([`LogKind::APPLY_ALONE`]): apply the evicted log alone.
     Apply { victim: NonNull<Shared<L>>, batch: L::Batch },
-    /// Ordered: the log went to the victim's backlog; synchronize the victim.
+    /// The log went to the victim's backlog; synchronize the victim.
     Synchronize { victim: NonNull<Shared<L>> },
 }
 

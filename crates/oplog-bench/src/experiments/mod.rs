@@ -17,9 +17,15 @@ pub mod clock;
 pub mod commuter;
 pub mod contention;
 pub mod counter;
+pub mod fork;
+pub mod impls;
+pub mod list;
+pub mod lru;
 pub mod memory;
+pub mod notify;
 pub mod read_mix;
 pub mod spinlock;
+pub mod stat;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
@@ -30,6 +36,12 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &memory::Memory,
     &read_mix::ReadMix,
     &spinlock::Spinlock,
+    &stat::STAT,
+    &fork::FORK,
+    &fork::ForkTruncate,
+    &list::LIST,
+    &notify::NOTIFY,
+    &lru::LRU,
     &commuter::CommuterExperiment,
 ];
 

@@ -19,6 +19,8 @@ impl LogKind for CounterLog {
     type Log = i64;
     type Batch = i64;
     const ORDERED: bool = false;
+    /// Deltas add up in any grouping: a core's log may be applied alone.
+    const APPLY_ALONE: bool = true;
 
     #[inline(always)]
     fn push(log: &mut i64, op: i64, _stamp: u64) -> usize {

@@ -54,6 +54,15 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// kind, and every stamp passed to [`LogKind::push`] is 0.
     const ORDERED: bool;
 
+    /// Whether one core's log may be applied alone, before the other cores' logs of the
+    /// same object are gathered. True only when every operation commutes with every other
+    /// one *and* applying any subset gives a state some order of those operations would
+    /// (a counter's deltas). Then an update that evicts an object's log from the log cache
+    /// applies that log at once; otherwise it synchronizes the whole object. Default false:
+    /// an [`Unordered`] log may rely on seeing every core's log together (for example global
+    /// absorption pairing a `remove` with its `add` from another core).
+    const APPLY_ALONE: bool = false;
+
     /// Appends `op` to this core's `log` with timestamp `stamp`, or absorbs it into an
     /// entry already there. Returns the number of entries the log now holds; OpLog flushes
     /// (synchronizes the object) when it reaches the domain's limit. Kinds that fold

@@ -1,0 +1,111 @@
+//! What the data-structure experiments share: a table of implementations, each an id and a
+//! measuring function, and [`ThreadSweep`], the experiment that measures each of them at
+//! every thread count.
+
+use std::io;
+use std::sync::Arc;
+
+use oplog::{Config, Domain, LogKind};
+
+use crate::experiments::{Experiment, Ratios};
+use crate::harness::{Run, Settings, Throughput};
+use crate::output::{Record, Sink};
+
+/// One implementation an experiment measures: its stable id (the `impl` field of records)
+/// and how to measure it at one point, given the point's parameter `P` (`()` when the
+/// experiment sweeps only threads).
+#[derive(Clone, Copy, Debug)]
+pub struct Impl<P = ()> {
+    /// Stable id.
+    pub id: &'static str,
+    measure: fn(&Run, P) -> Throughput,
+}
+
+impl<P> Impl<P> {
+    /// The implementation `id`, measured by `measure`.
+    pub const fn new(id: &'static str, measure: fn(&Run, P) -> Throughput) -> Self {
+        Self { id, measure }
+    }
+
+    /// Measures this implementation at one point.
+    pub fn measure(&self, run: &Run, param: P) -> Throughput {
+        (self.measure)(run, param)
+    }
+}
+
+/// An experiment whose x axis is the thread count: every implementation of `impls`,
+/// measured with `param`, at every thread count of the settings.
+#[derive(Debug)]
+pub struct ThreadSweep<P: 'static = ()> {
+    /// [`Experiment::name`].
+    pub name: &'static str,
+    /// [`Experiment::description`].
+    pub description: &'static str,
+    /// The baseline of the table's ratio column.
+    pub versus: &'static str,
+    /// The implementations, in table order.
+    pub impls: &'static [Impl<P>],
+    /// The parameter every point is measured with.
+    pub param: P,
+    /// Fields added to every record.
+    pub extra: &'static [(&'static str, i64)],
+}
+
+impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn ratios(&self) -> Ratios {
+        Ratios { scaling: true, versus: Some(self.versus) }
+    }
+
+    fn points(&self, settings: &Settings) -> u64 {
+        (settings.threads.len() * self.impls.len()) as u64
+    }
+
+    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
+        for &threads in &settings.threads {
+            for entry in self.impls {
+                sink.point(entry.id, threads);
+                let run = settings.at(threads);
+                let throughput = entry.measure(&run, self.param);
+                let record = Record::new(self.name, entry.id, &run, &throughput);
+                sink.push(self.extra.iter().fold(record, |r, &(key, value)| r.with(key, value)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A fresh per-CPU domain for one repetition (a log per core), so no log-cache state
+/// carries over between points. Slots are entered with a restartable sequence where the
+/// platform has them: updates use no atomic instruction, and a synchronize pays a
+/// `membarrier` (an interrupt on every CPU running the process).
+pub fn per_cpu_domain<L: LogKind>() -> Arc<Domain<L>> {
+    Domain::new(Config::per_cpu()).expect("the default per-CPU configuration is valid")
+}
+
+/// A fresh per-CPU domain whose slots are guarded by spin locks, as in the texts (000 §4.1:
+/// "a per-core lock protecting the per-core log"): updates pay an uncontended atomic, a
+/// synchronize takes the locks and needs no `membarrier`. The `oplog-locked` ids.
+pub fn per_cpu_locked_domain<L: LogKind>() -> Arc<Domain<L>> {
+    Domain::new(Config::per_cpu().rseq(false)).expect("the per-CPU configuration without rseq is valid")
+}
+
+/// For the experiments' tests: ids are unique, and every implementation runs briefly at 2
+/// threads with `param`, passing its own verification.
+#[cfg(test)]
+pub fn smoke_test<P: Copy>(impls: &[Impl<P>], param: P) {
+    let ids: std::collections::HashSet<_> = impls.iter().map(|e| e.id).collect();
+    assert_eq!(ids.len(), impls.len(), "duplicate implementation id");
+    let placement = crate::pin::Placement::from_process();
+    let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
+    for entry in impls {
+        assert!(entry.measure(&run, param).median > 0.0, "{} measured nothing", entry.id);
+    }
+}

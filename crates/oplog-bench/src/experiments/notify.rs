@@ -1,0 +1,156 @@
+//! `notify`: the inotify benchmark of 000 §3 (Figure 2): many threads enqueue change
+//! notifications on one queue while one consumer dequeues them.
+//!
+//! At `T` threads, `T` producer threads each "modify a file of their own subset" in a loop,
+//! which enqueues an event `(producer, sequence number)`; one extra consumer thread reads
+//! the queue continuously, up to [`READ_BATCH`] events per read (as `read(2)` on an inotify
+//! descriptor returns every queued event that fits). The records' `threads` field is `T`,
+//! the producers; the consumer is one more thread (`consumers: 1`), pinned like thread 0 of
+//! the next round-robin pass. Throughput counts events enqueued.
+//!
+//! Verified after each repetition: the consumer checks, as it reads, that each producer's
+//! events arrive in the order enqueued; after the run the rest of the queue is drained the
+//! same way, and the events read must be exactly the events enqueued.
+//!
+//! Implementations (ids stable): `oplog` (ordered per-core logs, merged by timestamp on
+//! each read; per-CPU slots entered by restartable sequences, so each read pays a
+//! `membarrier`), `oplog-locked` (the same with each per-CPU log behind a spin lock, as in
+//! the texts), `mutex` (`Mutex<VecDeque>`), `segqueue` (crossbeam's lock-free `SegQueue`).
+
+use std::sync::Mutex;
+
+use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, SegQueueBaseline};
+
+use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
+use crate::harness::{Run, Stop, Throughput};
+
+/// Events the consumer takes per read at most.
+pub const READ_BATCH: usize = 256;
+
+/// Events a producer enqueues between two checks of the stop flag.
+const BATCH: u64 = 32;
+
+/// The implementations, in table order.
+pub const IMPLS: &[Impl] = &[
+    Impl::new("oplog", |run, ()| measure(run, || OpLogQueue::new(&per_cpu_domain()))),
+    Impl::new("oplog-locked", |run, ()| measure(run, || OpLogQueue::new(&per_cpu_locked_domain()))),
+    Impl::new("mutex", |run, ()| measure(run, MutexQueue::new)),
+    Impl::new("segqueue", |run, ()| measure(run, SegQueueBaseline::new)),
+];
+
+/// Producer `p`'s event number `seq`.
+fn event(p: usize, seq: u64) -> u64 {
+    ((p as u64) << 40) | seq
+}
+
+/// What the consumer has read: per producer, the next sequence number expected.
+#[derive(Debug, Default)]
+struct Received {
+    next: Vec<u64>,
+    total: u64,
+}
+
+impl Received {
+    fn new(producers: usize) -> Self {
+        Self { next: vec![0; producers], total: 0 }
+    }
+
+    /// Accounts for `events`, checking each producer's order.
+    fn take(&mut self, events: &[u64]) {
+        for &e in events {
+            let (p, seq) = ((e >> 40) as usize, e & ((1 << 40) - 1));
+            assert_eq!(seq, self.next[p], "producer {p}'s events arrived out of order or were lost");
+            self.next[p] += 1;
+        }
+        self.total += events.len() as u64;
+    }
+}
+
+/// A queue under test and what its consumer has read.
+struct Shared<Q> {
+    queue: Q,
+    received: Mutex<Received>,
+}
+
+fn measure<Q: EventQueue<u64>>(run: &Run, make: impl Fn() -> Q) -> Throughput {
+    let producers = run.threads;
+    // The consumer is worker 0; producers are workers 1..=T.
+    let workers = Run { threads: producers + 1, ..*run };
+    workers.throughput_checked(
+        || Shared { queue: make(), received: Mutex::new(Received::new(producers)) },
+        |shared: &Shared<Q>, worker, stop| {
+            if worker == 0 {
+                consume(shared, stop);
+                return 0;
+            }
+            let p = worker - 1;
+            let mut seq = 0;
+            stop.run_batched(BATCH, || {
+                shared.queue.enqueue(event(p, seq));
+                seq += 1;
+            })
+        },
+        |shared, enqueued| {
+            let mut received = shared.received.lock().expect("no worker panicked");
+            let mut buf = Vec::new();
+            while shared.queue.dequeue_into(&mut buf, READ_BATCH) > 0 {
+                received.take(&buf);
+                buf.clear();
+            }
+            verify(received.total, enqueued);
+        },
+    )
+}
+
+/// The consumer: reads until the run stops, yielding when the queue is empty.
+fn consume<Q: EventQueue<u64>>(shared: &Shared<Q>, stop: &Stop) {
+    let mut received = shared.received.lock().expect("only the consumer locks during the run");
+    let mut buf = Vec::with_capacity(READ_BATCH);
+    while !stop.is_stopped() {
+        if shared.queue.dequeue_into(&mut buf, READ_BATCH) == 0 {
+            std::thread::yield_now();
+            continue;
+        }
+        received.take(&buf);
+        buf.clear();
+    }
+}
+
+/// Panics unless every event enqueued was read.
+fn verify(read: u64, enqueued: u64) {
+    assert_eq!(read, enqueued, "the queue lost or invented events: {read} read, {enqueued} enqueued");
+}
+
+/// The `notify` experiment.
+pub static NOTIFY: ThreadSweep = ThreadSweep {
+    name: "notify",
+    description: "events enqueued per second by T producers while one consumer reads them in order (000 Figure 2)",
+    versus: "mutex",
+    impls: IMPLS,
+    param: (),
+    extra: &[("consumers", 1)],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::impls::smoke_test;
+
+    #[test]
+    fn every_impl_runs_and_verifies() {
+        smoke_test(IMPLS, ());
+    }
+
+    #[test]
+    #[should_panic(expected = "producer 1's events arrived out of order or were lost")]
+    fn an_event_out_of_order_fails_the_run() {
+        let mut r = Received::new(2);
+        r.take(&[event(1, 0), event(0, 0), event(1, 2)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "the queue lost or invented events: 9 read, 10 enqueued")]
+    fn a_lost_event_fails_the_run() {
+        verify(9, 10);
+    }
+}

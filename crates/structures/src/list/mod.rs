@@ -1,0 +1,313 @@
+//! The singly linked list of 000 §7.3 (Figure 12): OpLog basic, OpLog global absorption,
+//! OpLog local absorption, and the lock-free list they are compared with.
+//!
+//! 000 §7.3 measures how much each OpLog technique matters with a list that every thread
+//! adds its own element to and removes it from again, once per "system call". The
+//! variants, all implementing [`ConcurrentList`]:
+//!
+//! | type | id in `oplog-bench list` | what it does |
+//! |---|---|---|
+//! | [`BasicList`] | `oplog-basic` | ordered log, no absorption: batching only |
+//! | [`GlobalAbsorbList`] | `oplog-global-absorb` | ordered log; an add and a remove of one element in a synchronize's batch cancel (000 §5.2 `try_absorb`) |
+//! | [`LocalAbsorbList`] | `oplog-local-absorb` | unordered log (000 §7.3: "the operations do not have to be executed in order"); a remove cancels its add in the calling core's log, global absorption catches pairs split across cores |
+//! | [`HarrisList`] | `lockfree` | the lock-free list of 000 §7.3 (its reference \[17\], Harris), with epoch reclamation |
+//!
+//! The sequential type is [`SeqList`], a singly linked list with set semantics; the OpLog
+//! variants are [`LoggedSet`]s over it (see [`crate::logged_set`] for the absorption and
+//! the identity rule the absorbing variants require).
+//!
+//! # Operations
+//!
+//! * `add(x)`: inserts `x`. Set semantics: adding a present element changes nothing
+//!   (`BasicList`, `HarrisList`); the absorbing variants require `x` to be absent.
+//! * `remove(x)`: removes `x`; removing an absent element changes nothing (`BasicList`,
+//!   `HarrisList`); the absorbing variants require `x` to be present.
+//! * `contains(x)`, `snapshot()`: reads. The OpLog variants synchronize first; the
+//!   lock-free list's `snapshot` is a weakly consistent traversal (exact when no update
+//!   runs concurrently).
+//!
+//! Updates return nothing: on the OpLog variants they are deferred (000 §4.1).
+
+mod harris;
+
+pub use harris::HarrisList;
+
+use crate::logged_set::{AbsorbGlobal, AbsorbLocal, Basic, LoggedSet, SetKind, SetLike};
+use crate::spec::{Concurrent, Model};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::hash::Hash;
+
+/// The sequential type: a singly linked list with set semantics (new elements go to the
+/// front; `remove` unlinks the one node holding the element).
+pub struct SeqList<T> {
+    head: Link<T>,
+    len: usize,
+}
+
+type Link<T> = Option<Box<ListNode<T>>>;
+
+struct ListNode<T> {
+    value: T,
+    next: Link<T>,
+}
+
+impl<T> Default for SeqList<T> {
+    fn default() -> Self {
+        Self { head: None, len: 0 }
+    }
+}
+
+impl<T: PartialEq> SeqList<T> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Inserts `value` at the front unless it is present; returns whether it was inserted.
+    pub fn insert(&mut self, value: T) -> bool {
+        if self.contains(&value) {
+            return false;
+        }
+        let next = self.head.take();
+        self.head = Some(Box::new(ListNode { value, next }));
+        self.len += 1;
+        true
+    }
+
+    /// Unlinks the node holding `value`; returns whether there was one.
+    pub fn remove(&mut self, value: &T) -> bool {
+        let mut link = &mut self.head;
+        loop {
+            match link {
+                None => return false,
+                Some(node) if node.value == *value => {
+                    *link = node.next.take();
+                    self.len -= 1;
+                    return true;
+                }
+                Some(node) => link = &mut node.next,
+            }
+        }
+    }
+
+    /// Whether `value` is present.
+    pub fn contains(&self, value: &T) -> bool {
+        self.iter().any(|v| v == value)
+    }
+
+    /// The elements, front first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        std::iter::successors(self.head.as_deref(), |n| n.next.as_deref()).map(|n| &n.value)
+    }
+}
+
+impl<T> Drop for SeqList<T> {
+    fn drop(&mut self) {
+        // Iteratively, so a long list cannot overflow the stack.
+        let mut link = self.head.take();
+        while let Some(mut node) = link {
+            link = node.next.take();
+        }
+    }
+}
+
+impl<T: fmt::Debug + PartialEq> fmt::Debug for SeqList<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Clone + Eq + Hash + fmt::Debug + Send + 'static> SetLike for SeqList<T> {
+    type Item = T;
+    fn insert(&mut self, item: T) -> bool {
+        SeqList::insert(self, item)
+    }
+    fn remove(&mut self, item: &T) -> bool {
+        SeqList::remove(self, item)
+    }
+}
+
+/// Element types the list variants accept.
+pub trait Element: Clone + Ord + Hash + fmt::Debug + Send + Sync + 'static {}
+impl<T: Clone + Ord + Hash + fmt::Debug + Send + Sync + 'static> Element for T {}
+
+/// "OpLog basic" (000 §7.3): ordered log, no absorption.
+pub type BasicList<T> = LoggedSet<SeqList<T>, Basic, true>;
+/// "OpLog global absorption" (000 §7.3): ordered log, pairs cancelled during synchronize.
+pub type GlobalAbsorbList<T> = LoggedSet<SeqList<T>, AbsorbGlobal, true>;
+/// "OpLog local absorption" (000 §7.3): unordered log, pairs cancelled on push (and during
+/// synchronize when split across cores).
+pub type LocalAbsorbList<T> = LoggedSet<SeqList<T>, AbsorbLocal, false>;
+
+/// The log kind of [`BasicList`] (to build its domain).
+pub type BasicKind<T> = SetKind<SeqList<T>, Basic, true>;
+/// The log kind of [`GlobalAbsorbList`].
+pub type GlobalAbsorbKind<T> = SetKind<SeqList<T>, AbsorbGlobal, true>;
+/// The log kind of [`LocalAbsorbList`].
+pub type LocalAbsorbKind<T> = SetKind<SeqList<T>, AbsorbLocal, false>;
+
+/// A concurrent list with set semantics (see the module docs for each operation).
+pub trait ConcurrentList<T>: Sync {
+    /// Adds `x`.
+    fn add(&self, x: T);
+    /// Removes `x`.
+    fn remove(&self, x: T);
+    /// Whether `x` is in the list.
+    fn contains(&self, x: &T) -> bool;
+    /// Every element, in ascending order.
+    fn snapshot(&self) -> Vec<T>;
+}
+
+impl<T: Element, A: crate::logged_set::Absorption, const ORDERED: bool> ConcurrentList<T>
+    for LoggedSet<SeqList<T>, A, ORDERED>
+{
+    #[inline]
+    fn add(&self, x: T) {
+        LoggedSet::add(self, x);
+    }
+    #[inline]
+    fn remove(&self, x: T) {
+        LoggedSet::remove(self, x);
+    }
+    fn contains(&self, x: &T) -> bool {
+        self.read(|l| l.contains(x))
+    }
+    fn snapshot(&self) -> Vec<T> {
+        let mut v: Vec<T> = self.read(|l| l.iter().cloned().collect());
+        v.sort_unstable();
+        v
+    }
+}
+
+impl<T: Element> ConcurrentList<T> for HarrisList<T> {
+    #[inline]
+    fn add(&self, x: T) {
+        self.insert(x);
+    }
+    #[inline]
+    fn remove(&self, x: T) {
+        HarrisList::remove(self, &x);
+    }
+    fn contains(&self, x: &T) -> bool {
+        HarrisList::contains(self, x)
+    }
+    fn snapshot(&self) -> Vec<T> {
+        let mut v = Vec::new();
+        self.for_each(|x| v.push(x.clone()));
+        v
+    }
+}
+
+/// An operation on a list, as plain data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListOp<T> {
+    /// `add(x)`.
+    Add(T),
+    /// `remove(x)`.
+    Remove(T),
+    /// `contains(x)`.
+    Contains(T),
+    /// `snapshot()`.
+    Snapshot,
+}
+
+/// What a list operation returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListResponse<T> {
+    /// An update's (empty) response.
+    Done,
+    /// `contains`'s answer.
+    Contains(bool),
+    /// `snapshot`'s elements, ascending.
+    Elements(Vec<T>),
+}
+
+/// The list's specification: a set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListModel<T: Ord> {
+    /// The elements.
+    pub elements: BTreeSet<T>,
+}
+
+impl<T: Ord> Default for ListModel<T> {
+    fn default() -> Self {
+        Self { elements: BTreeSet::new() }
+    }
+}
+
+impl<T: Element> Model for ListModel<T> {
+    type Op = ListOp<T>;
+    type Response = ListResponse<T>;
+
+    fn apply(&mut self, op: &ListOp<T>) -> ListResponse<T> {
+        match op {
+            ListOp::Add(x) => {
+                self.elements.insert(x.clone());
+                ListResponse::Done
+            }
+            ListOp::Remove(x) => {
+                self.elements.remove(x);
+                ListResponse::Done
+            }
+            ListOp::Contains(x) => ListResponse::Contains(self.elements.contains(x)),
+            ListOp::Snapshot => ListResponse::Elements(self.elements.iter().cloned().collect()),
+        }
+    }
+}
+
+impl<T: Element, L: ConcurrentList<T> + ?Sized> Concurrent<ListModel<T>> for L {
+    fn call(&self, op: &ListOp<T>) -> ListResponse<T> {
+        match op {
+            ListOp::Add(x) => {
+                self.add(x.clone());
+                ListResponse::Done
+            }
+            ListOp::Remove(x) => {
+                self.remove(x.clone());
+                ListResponse::Done
+            }
+            ListOp::Contains(x) => ListResponse::Contains(self.contains(x)),
+            ListOp::Snapshot => ListResponse::Elements(self.snapshot()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seq_list_is_a_set() {
+        let mut l = SeqList::new();
+        assert!(l.insert(1));
+        assert!(l.insert(2));
+        assert!(!l.insert(1));
+        assert_eq!(l.iter().copied().collect::<Vec<_>>(), vec![2, 1]);
+        assert!(l.remove(&1));
+        assert!(!l.remove(&1));
+        assert!(l.remove(&2));
+        assert!(l.is_empty());
+    }
+
+    #[test]
+    fn dropping_a_long_list_does_not_overflow_the_stack() {
+        let mut l = SeqList::new();
+        for i in 0..200_000u32 {
+            // Push directly: `insert` scans for duplicates.
+            let next = l.head.take();
+            l.head = Some(Box::new(ListNode { value: i, next }));
+        }
+        drop(l);
+    }
+}

@@ -1,0 +1,375 @@
+//! The reverse map (rmap) of 000 §3 and §4.3: per file, every mapping of the file into an
+//! address space.
+//!
+//! `fork`, `exit` and `mmap` add and remove mappings and never read the rmap; truncating
+//! the file reads it, to find every mapping of the pages past the new end (000 §3:
+//! "Linux reads these reverse mappings when it truncates a file or swaps a physical page
+//! out"). Every variant implements [`Rmap`]:
+//!
+//! | type | id in `oplog-bench fork` | what it does |
+//! |---|---|---|
+//! | [`OpLogRmap`] | `oplog` | 000 Figure 7: add and remove are logged per core; truncate synchronizes and queries the one [`IntervalTree`]. A remove that meets its add in this core's log cancels it; an add and a remove in one synchronize's batch cancel (000 §5.2). Unordered: no clock read (see [`OpLogRmap`]) |
+//! | [`OrderedOpLogRmap`] | `oplog-ordered` | the same with every update timestamped and the logs merged in time order, as the text |
+//! | [`MutexRmap`] | `mutex` | "stock": the same interval tree behind one lock |
+//! | [`LockFreeRmap`] | `lockfree` | 000 §3's "lock-free" line: the interval tree replaced by a lock-free list of mappings ([`HarrisList`]) |
+//!
+//! # Operations
+//!
+//! Offsets are in pages of the file (any unit works; the texts use pages).
+//!
+//! * `add(m)`: the mapping `m` (an id and a half-open page range `start..end`, built by
+//!   [`Mapping::new`], which rejects empty ranges) now maps the file.
+//! * `remove(m)`: `m` no longer maps the file.
+//! * `truncate(offset)`: the file shrinks to `offset` pages: every mapping that overlaps
+//!   `offset..` has its pages from `max(start, offset)` to its end unmapped (000 Figure 7:
+//!   `unmap(m, offset, m->end)`). Returns those pieces ([`Unmapped`]), ordered by mapping.
+//!   As in Linux, the mappings themselves stay in the rmap (the address-space regions
+//!   still exist; touching the pages past the end faults): truncate does not change the
+//!   set of mappings, it reads it.
+//! * `mappings()`: every mapping, ordered (a read, for verification).
+//!
+//! **Identity rule** (crate docs): a mapping is added while absent and removed while
+//! present, so the updates of one mapping alternate in real time. [`OpLogRmap`]'s
+//! absorption relies on it (000 §5.2 keeps a region's id from being reused while it is in
+//! a log); debug builds check it when the operations are applied. [`MutexRmap`] and
+//! [`LockFreeRmap`] give set semantics to any sequence.
+
+pub mod interval_tree;
+
+pub use interval_tree::IntervalTree;
+
+use crate::list::HarrisList;
+use crate::logged_set::{AbsorbLocal, LoggedSet, SetKind};
+use crate::spec::{Concurrent, Model};
+use oplog::Domain;
+use oplog::primitive::Mutex;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One mapping of a file: an address-space region (`id`, the texts' `vm_area_struct`
+/// pointer) mapping the file's pages `start..end`.
+///
+/// Ordered by `(start, end, id)`, the interval tree's key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Mapping {
+    start: u64,
+    end: u64,
+    id: u64,
+}
+
+impl Mapping {
+    /// The mapping of pages `pages` by region `id`.
+    ///
+    /// # Errors
+    /// [`RmapError::EmptyRange`] when `pages` is empty or reversed (`end <= start`).
+    pub fn new(id: u64, pages: Range<u64>) -> Result<Self, RmapError> {
+        if pages.end <= pages.start {
+            return Err(RmapError::EmptyRange { id, start: pages.start, end: pages.end });
+        }
+        Ok(Self { start: pages.start, end: pages.end, id })
+    }
+
+    /// The region's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// First page mapped.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// One past the last page mapped.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// The pages mapped.
+    pub fn pages(&self) -> Range<u64> {
+        self.start..self.end
+    }
+
+    /// The piece of this mapping that truncating the file to `offset` pages unmaps, if any.
+    pub fn unmapped_by_truncate(&self, offset: u64) -> Option<Unmapped> {
+        (self.end > offset).then(|| Unmapped { mapping: *self, from: self.start.max(offset) })
+    }
+}
+
+/// Why a mapping was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RmapError {
+    /// The page range `start..end` maps nothing.
+    EmptyRange {
+        /// The region's id.
+        id: u64,
+        /// First page given.
+        start: u64,
+        /// End given.
+        end: u64,
+    },
+}
+
+impl fmt::Display for RmapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RmapError::EmptyRange { id, start, end } => {
+                write!(f, "mapping {id}: page range {start}..{end} is empty or reversed (a mapping needs end > start)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RmapError {}
+
+/// What `truncate` unmapped from one mapping: its pages `from..mapping.end()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Unmapped {
+    /// The mapping.
+    pub mapping: Mapping,
+    /// First page unmapped.
+    pub from: u64,
+}
+
+/// A reverse map (see the module docs for each operation).
+pub trait Rmap: Sync {
+    /// `m` now maps the file.
+    fn add(&self, m: Mapping);
+    /// `m` no longer maps the file.
+    fn remove(&self, m: Mapping);
+    /// Unmaps every mapping's pages from `offset` on; returns what was unmapped, ordered by
+    /// mapping.
+    fn truncate(&self, offset: u64) -> Vec<Unmapped>;
+    /// Every mapping, ordered.
+    fn mappings(&self) -> Vec<Mapping>;
+}
+
+/// What truncating `tree` to `offset` unmaps.
+fn truncate_tree(tree: &IntervalTree, offset: u64) -> Vec<Unmapped> {
+    let mut out = Vec::new();
+    tree.for_each_overlapping(offset, u64::MAX, |m| out.extend(m.unmapped_by_truncate(offset)));
+    out
+}
+
+/// The log kind of an [`OpLogRmap`] (to build its domain): unordered by default.
+pub type Kind<const ORDERED: bool = false> = SetKind<IntervalTree, AbsorbLocal, ORDERED>;
+
+/// The OpLog rmap of 000 Figure 7 and §5.2, with local and global absorption.
+///
+/// `ORDERED = true` is the text's design, every update stamped with the clock and the logs
+/// merged in time order ([`OrderedOpLogRmap`], `oplog-ordered` in `oplog-bench`). The
+/// default skips the clock (`oplog`): under the identity rule the rmap's updates need no
+/// order, because updates of different mappings commute and the add and remove of one
+/// mapping that meet in a synchronize cancel whatever their order (see
+/// [`crate::logged_set`], "Ordered or not"; 000 §7.3 makes the same observation for the
+/// list). On the machines measured here the clock read is the larger part of an ordered
+/// update's cost.
+#[derive(Debug)]
+pub struct OpLogRmap<const ORDERED: bool = false> {
+    set: LoggedSet<IntervalTree, AbsorbLocal, ORDERED>,
+}
+
+/// The text's timestamped OpLog rmap.
+pub type OrderedOpLogRmap = OpLogRmap<true>;
+
+impl<const ORDERED: bool> OpLogRmap<ORDERED> {
+    /// An empty rmap whose logs live in `domain`.
+    pub fn new(domain: &Arc<Domain<Kind<ORDERED>>>) -> Self {
+        Self { set: LoggedSet::with_domain(domain, IntervalTree::new()) }
+    }
+
+    /// The underlying logged set (for its statistics and domain).
+    pub fn logged(&self) -> &LoggedSet<IntervalTree, AbsorbLocal, ORDERED> {
+        &self.set
+    }
+}
+
+impl<const ORDERED: bool> Default for OpLogRmap<ORDERED> {
+    /// An empty rmap in the process-wide per-CPU domain.
+    fn default() -> Self {
+        Self::new(&Domain::global())
+    }
+}
+
+impl<const ORDERED: bool> Rmap for OpLogRmap<ORDERED> {
+    #[inline]
+    fn add(&self, m: Mapping) {
+        self.set.add(m);
+    }
+    #[inline]
+    fn remove(&self, m: Mapping) {
+        self.set.remove(m);
+    }
+    fn truncate(&self, offset: u64) -> Vec<Unmapped> {
+        self.set.read(|tree| truncate_tree(tree, offset))
+    }
+    fn mappings(&self) -> Vec<Mapping> {
+        self.set.read(|tree| tree.iter().copied().collect())
+    }
+}
+
+/// The interval tree behind one lock (`mutex`): the stock Linux rmap of 000 §3.
+#[derive(Debug)]
+pub struct MutexRmap {
+    tree: Mutex<IntervalTree>,
+}
+
+impl MutexRmap {
+    /// An empty rmap.
+    pub fn new() -> Self {
+        Self { tree: Mutex::new(IntervalTree::new(), "MutexRmap.tree") }
+    }
+}
+
+impl Default for MutexRmap {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Rmap for MutexRmap {
+    #[inline]
+    fn add(&self, m: Mapping) {
+        self.tree.lock().insert(m);
+    }
+    #[inline]
+    fn remove(&self, m: Mapping) {
+        self.tree.lock().remove(&m);
+    }
+    fn truncate(&self, offset: u64) -> Vec<Unmapped> {
+        truncate_tree(&self.tree.lock(), offset)
+    }
+    fn mappings(&self) -> Vec<Mapping> {
+        self.tree.lock().iter().copied().collect()
+    }
+}
+
+/// A lock-free list of mappings (`lockfree`): 000 §3's rmap "that replaces the interval
+/// trees with lock-free lists". Truncate walks the whole list.
+#[derive(Debug, Default)]
+pub struct LockFreeRmap {
+    list: HarrisList<Mapping>,
+}
+
+impl LockFreeRmap {
+    /// An empty rmap.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Rmap for LockFreeRmap {
+    #[inline]
+    fn add(&self, m: Mapping) {
+        self.list.insert(m);
+    }
+    #[inline]
+    fn remove(&self, m: Mapping) {
+        self.list.remove(&m);
+    }
+    fn truncate(&self, offset: u64) -> Vec<Unmapped> {
+        let mut out = Vec::new();
+        self.list.for_each(|m| out.extend(m.unmapped_by_truncate(offset)));
+        out
+    }
+    fn mappings(&self) -> Vec<Mapping> {
+        let mut out = Vec::new();
+        self.list.for_each(|m| out.push(*m));
+        out
+    }
+}
+
+/// An rmap operation, as plain data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RmapOp {
+    /// `add(m)`.
+    Add(Mapping),
+    /// `remove(m)`.
+    Remove(Mapping),
+    /// `truncate(offset)`.
+    Truncate(u64),
+    /// `mappings()`.
+    Mappings,
+}
+
+/// What an rmap operation returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RmapResponse {
+    /// An update's (empty) response.
+    Done,
+    /// `truncate`'s unmapped pieces.
+    Unmapped(Vec<Unmapped>),
+    /// `mappings`'s answer.
+    Mappings(Vec<Mapping>),
+}
+
+/// The rmap's specification: a set of mappings, scanned linearly.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RmapModel {
+    /// The mappings.
+    pub mappings: BTreeSet<Mapping>,
+}
+
+impl Model for RmapModel {
+    type Op = RmapOp;
+    type Response = RmapResponse;
+
+    fn apply(&mut self, op: &RmapOp) -> RmapResponse {
+        match op {
+            RmapOp::Add(m) => {
+                self.mappings.insert(*m);
+                RmapResponse::Done
+            }
+            RmapOp::Remove(m) => {
+                self.mappings.remove(m);
+                RmapResponse::Done
+            }
+            RmapOp::Truncate(offset) => {
+                RmapResponse::Unmapped(self.mappings.iter().filter_map(|m| m.unmapped_by_truncate(*offset)).collect())
+            }
+            RmapOp::Mappings => RmapResponse::Mappings(self.mappings.iter().copied().collect()),
+        }
+    }
+}
+
+impl<R: Rmap + ?Sized> Concurrent<RmapModel> for R {
+    fn call(&self, op: &RmapOp) -> RmapResponse {
+        match op {
+            RmapOp::Add(m) => {
+                self.add(*m);
+                RmapResponse::Done
+            }
+            RmapOp::Remove(m) => {
+                self.remove(*m);
+                RmapResponse::Done
+            }
+            RmapOp::Truncate(offset) => RmapResponse::Unmapped(self.truncate(*offset)),
+            RmapOp::Mappings => RmapResponse::Mappings(self.mappings()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_or_reversed_range_is_rejected_with_a_clear_error() {
+        // A reversed range, as a caller computing `start..end` wrongly would pass.
+        let (start, end) = (10, 5);
+        let e = Mapping::new(7, start..end).unwrap_err();
+        assert_eq!(e, RmapError::EmptyRange { id: 7, start: 10, end: 5 });
+        assert_eq!(e.to_string(), "mapping 7: page range 10..5 is empty or reversed (a mapping needs end > start)");
+        assert!(Mapping::new(1, 3..3).is_err());
+        assert_eq!(Mapping::new(1, 3..4).unwrap().pages(), 3..4);
+    }
+
+    #[test]
+    fn truncate_unmaps_from_the_offset_or_the_start() {
+        let m = Mapping::new(1, 10..20).unwrap();
+        assert_eq!(m.unmapped_by_truncate(20), None);
+        assert_eq!(m.unmapped_by_truncate(15), Some(Unmapped { mapping: m, from: 15 }));
+        assert_eq!(m.unmapped_by_truncate(0), Some(Unmapped { mapping: m, from: 10 }));
+    }
+}
