@@ -46,7 +46,10 @@ impl fmt::Display for ConfigError {
             ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CORES} per-CPU states"),
             ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {} threads", MAX_CORES - 1),
             ConfigError::CacheEntries(n) => {
-                write!(f, "cache_entries = {n}: a delta cache needs a power of two from 1 to {MAX_CACHE_ENTRIES} entries")
+                write!(
+                    f,
+                    "cache_entries = {n}: a delta cache needs a power of two from 1 to {MAX_CACHE_ENTRIES} entries"
+                )
             }
             ConfigError::ReviewPeriod(d) => {
                 write!(f, "review_period = {d:?}: use a positive period, or None to review only when asked")
@@ -75,7 +78,8 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub(crate) const DEFAULT: Layout = Layout { mode: CoreMode::PerThread, cpus: None, max_threads: DEFAULT_MAX_THREADS };
+    pub(crate) const DEFAULT: Layout =
+        Layout { mode: CoreMode::PerThread, cpus: None, max_threads: DEFAULT_MAX_THREADS };
 
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         if let Some(n) = self.cpus
@@ -95,7 +99,7 @@ impl Layout {
 macro_rules! layout_setters {
     ($ty:ty) => {
         impl $ty {
-            /// Per-CPU or per-thread states (default [`CoreMode::PerThread`]).
+            /// Per-CPU or per-thread states (default [`CoreMode::PerThread`](crate::CoreMode::PerThread)).
             pub fn mode(mut self, mode: $crate::CoreMode) -> Self {
                 self.layout.mode = mode;
                 self

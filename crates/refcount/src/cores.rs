@@ -23,7 +23,7 @@
 use crate::config::{CoreMode, Layout};
 use crate::lock::{CoreLock, Held};
 use crossbeam_utils::CachePadded;
-use oplog::primitive::{Mutex, MutPtr, UnsafeCell, barrier, current_cpu};
+use oplog::primitive::{MutPtr, Mutex, UnsafeCell, barrier, current_cpu};
 use std::cell::{Cell, RefCell};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -34,10 +34,13 @@ struct Core<S> {
 }
 
 impl<S> Core<S> {
-    fn new(state: S) -> Box<CachePadded<Self>> {
+    fn new(state: S) -> BoxedCore<S> {
         Box::new(CachePadded::new(Core { lock: CoreLock::new(), state: UnsafeCell::new(state, "Core.state") }))
     }
 }
+
+/// A core on its own cache line, boxed so that its address is stable.
+type BoxedCore<S> = Box<CachePadded<Core<S>>>;
 
 /// Builds the state of core `index` when the core is created.
 pub(crate) type MakeState<S> = Box<dyn Fn(usize) -> S + Send + Sync>;
@@ -53,10 +56,10 @@ pub(crate) struct Cores<S> {
     /// Per-thread states are entered through the owner protocol (else through the spin lock).
     owner_fast: bool,
     /// Per-CPU domains: one state per CPU, built up front (empty otherwise).
-    cpus: Box<[Box<CachePadded<Core<S>>>]>,
+    cpus: Box<[BoxedCore<S>]>,
     /// Per-thread domains: index 0 shared, indices from 1 handed to threads, each built on
     /// first use (empty otherwise).
-    threads: Box<[OnceLock<Box<CachePadded<Core<S>>>>]>,
+    threads: Box<[OnceLock<BoxedCore<S>>]>,
     pool: Arc<IndexPool>,
     make: MakeState<S>,
 }
@@ -116,8 +119,8 @@ impl<S> Cores<S> {
     /// Bytes of the per-core table and of the cores created so far, not counting what their
     /// states own on the heap.
     pub(crate) fn footprint(&self) -> usize {
-        let table = self.cpus.len() * std::mem::size_of::<Box<CachePadded<Core<S>>>>()
-            + self.threads.len() * std::mem::size_of::<OnceLock<Box<CachePadded<Core<S>>>>>();
+        let table = self.cpus.len() * std::mem::size_of::<BoxedCore<S>>()
+            + self.threads.len() * std::mem::size_of::<OnceLock<BoxedCore<S>>>();
         table + self.created().len() * std::mem::size_of::<CachePadded<Core<S>>>()
     }
 

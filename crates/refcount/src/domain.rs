@@ -15,9 +15,9 @@
 //! ([`Domain::collect`]). Objects still referenced stay valid; the background reviewer (started
 //! then if the domain had none) keeps reviewing until the last of them is freed, then exits.
 
+use crate::CoreMode;
 use crate::config::{ConfigError, Layout, MAX_CACHE_ENTRIES, layout_setters};
 use crate::refcache::{Panic, Refcache};
-use crate::CoreMode;
 use oplog::primitive::Mutex;
 use std::fmt;
 use std::panic::resume_unwind;
@@ -50,7 +50,11 @@ impl Config {
     /// Per-thread cores, [`DEFAULT_CACHE_ENTRIES`] entries per cache, a background review
     /// every [`DEFAULT_REVIEW_PERIOD`].
     pub fn new() -> Self {
-        Config { layout: Layout::DEFAULT, cache_entries: DEFAULT_CACHE_ENTRIES, review_period: Some(DEFAULT_REVIEW_PERIOD) }
+        Config {
+            layout: Layout::DEFAULT,
+            cache_entries: DEFAULT_CACHE_ENTRIES,
+            review_period: Some(DEFAULT_REVIEW_PERIOD),
+        }
     }
 
     /// Entries in each core's delta cache: a power of two from 1 to 2²⁰. More entries mean
@@ -303,8 +307,8 @@ mod tests {
 
     #[test]
     fn a_domain_reports_its_configuration() {
-        let d = Domain::new(Config::new().mode(CoreMode::PerCpu).cpus(3).cache_entries(64).review_period(None))
-            .unwrap();
+        let d =
+            Domain::new(Config::new().mode(CoreMode::PerCpu).cpus(3).cache_entries(64).review_period(None)).unwrap();
         assert_eq!((d.mode(), d.cache_entries(), d.review_period(), d.epoch()), (CoreMode::PerCpu, 64, None, 1));
         assert_eq!(d.cores(), vec![0, 1, 2]);
         assert!(d.footprint() >= 3 * 64 * 16);

@@ -1,25 +1,4 @@
-//! [`Rc`] and [`Weak`]: `Arc`-shaped handles whose counts live in Refcache.
-//!
-//! An [`Rc<T>`] is a thread-safe shared pointer like [`std::sync::Arc`], but cloning and
-//! dropping it only add ±1 to a delta in the calling core's cache: no write to memory another
-//! core uses (002 §8.1). The price is that nobody knows the count: the value is dropped by a
-//! *review*, at most a couple of review periods after its last handle went (10–20 ms with the
-//! default period), on the thread that reviews. Hence what `Arc` has and `Rc` has not:
-//! `strong_count`, `get_mut`, `try_unwrap`, `make_mut` and `into_inner` all need the exact
-//! count now, which is precisely the reconciliation Refcache defers.
-//!
-//! A [`Weak<T>`] is Refcache's weak reference (002 §8.1.2): [`Weak::upgrade`] is `tryget`, which
-//! succeeds until a review has freed the value, even after the count reached zero (it revives
-//! the object). Unlike `Arc`'s weak pointers, an `Rc` can thus come back from zero, and
-//! upgrades never fail while the value is still there. Creating and dropping `Weak`s updates a
-//! shared count in the allocation (like `Arc`'s), so they are not conflict-free; upgrades are,
-//! unless they revive a dying object.
-//!
-//! # Memory
-//!
-//! Each allocation holds the value and a 32-byte header: the Refcache word, the free function,
-//! the weak count, and the domain. Each core of the domain holds a fixed cache
-//! ([`Domain::footprint`]).
+//! [`Rc`] and [`Weak`]: `Arc`-shaped handles whose counts live in Refcache (see [`Rc`]).
 
 use crate::domain::{Domain, Inner};
 use crate::refcache::object::{Header, ObjectState};
@@ -49,9 +28,28 @@ struct RcBox<T> {
 /// Above this many weak handles the process aborts, as `Arc` does.
 const MAX_WEAK: usize = isize::MAX as usize;
 
-/// A thread-safe reference-counted pointer whose clone and drop touch only core-local state
-/// (see the [module docs](self)). Lives in a [`Domain`]; [`Rc::new`] uses
-/// [`Domain::global`].
+/// A thread-safe reference-counted pointer whose clone and drop touch only core-local state.
+///
+/// Like [`std::sync::Arc`], but cloning and dropping only add ±1 to a delta in the calling
+/// core's cache: no write to memory another core uses (002 §8.1, [`crate::refcache`]). Every
+/// `Rc` lives in a [`Domain`]; [`Rc::new`] uses [`Domain::global`].
+///
+/// The price is that nobody knows the count: the value is dropped by a *review*, one to two
+/// review periods after its last handle went (10–20 ms with the default period), on the thread
+/// that reviews (so `T: Send`, as for `Arc`). Hence what `Arc` has and `Rc` has not:
+/// `strong_count`, `get_mut`, `try_unwrap`, `make_mut` and `into_inner` all need the exact
+/// count now, which is the reconciliation Refcache defers. [`Domain::collect`] frees
+/// everything whose handles are gone, at once.
+///
+/// [`Rc::downgrade`] gives a [`Weak`], Refcache's weak reference (002 §8.1.2): its
+/// [`upgrade`](Weak::upgrade) is `tryget`, which succeeds until a review has freed the value,
+/// even after the count reached zero (it revives the object). Creating and dropping `Weak`s
+/// updates a shared count in the allocation (as `Arc`'s do), so they are not conflict-free;
+/// upgrades are, unless they revive a dying object.
+///
+/// Memory: each allocation holds the value and a 32-byte header (the Refcache word, the free
+/// function, the weak count, the domain); each core of the domain holds a fixed delta cache
+/// ([`Domain::footprint`]).
 ///
 /// ```
 /// use oplog_refcount::{Config, Domain, Rc};

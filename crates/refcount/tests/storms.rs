@@ -27,7 +27,7 @@ fn clone_drop_storm_with_revival_racing_review() {
     for mode in MODES {
         let d = domain(mode, Some(Duration::from_millis(1)));
         let n = size(48, 3);
-        let iters = size(20_000, 60);
+        let iters = size(50_000, 60);
         let t = Tracker::new(n);
         let roots: Vec<H> = (0..n).map(|i| H::new_in(i, &t, &d)).collect();
         let weaks: Vec<Weak<_>> = roots.iter().map(H::downgrade).collect();
@@ -150,7 +150,7 @@ fn handles_passed_between_threads_are_never_freed_early() {
 fn revival_races_review_on_one_object() {
     for mode in MODES {
         let d = domain(mode, None);
-        let rounds = size(200, 4);
+        let rounds = size(30, 3);
         for round in 0..rounds {
             let t = Tracker::new(1);
             let w = H::new_in(0, &t, &d).downgrade();
@@ -171,7 +171,7 @@ fn revival_races_review_on_one_object() {
                     });
                 }
                 s.spawn(|| {
-                    for _ in 0..size(50, 6) {
+                    for _ in 0..size(30, 6) {
                         d.review();
                     }
                     stop.store(true, Ordering::Relaxed);
@@ -350,6 +350,7 @@ fn weak_new_and_handle_traits() {
     assert_eq!(a, b);
     assert!(!Rc::ptr_eq(&a, &b) && Rc::ptr_eq(&a, &a.clone()));
     assert_eq!(format!("{a} {a:?} {}", *b + 1), "5 5 6");
+    // SAFETY: `a` keeps the value alive.
     assert_eq!(unsafe { *Rc::as_ptr(&a) }, 5);
     assert!(a <= b && a.cmp(&b).is_eq());
     let wa = Rc::downgrade(&a);

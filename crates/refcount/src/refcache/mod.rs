@@ -13,7 +13,7 @@
 //!
 //! # Delta caches (§8.1.1; `cache`)
 //!
-//! Each object has a global count ([`object`]); each core has a fixed-size, direct-mapped
+//! Each object has a global count (`object`); each core has a fixed-size, direct-mapped
 //! cache of `⟨object, delta⟩`. `inc(o)`/`dec(o)` add ±1 to `o`'s entry on the calling core;
 //! if the entry holds another object, that object is *evicted* first: its delta is added to
 //! its global count (Figure 8-3 `inc`; `dec` is the same with −1). The true count of an object
@@ -50,7 +50,7 @@
 //! `dying` is clear, a `tryget` got there first and the object is queued again (with `dying`
 //! set) instead. Whichever clears the bit first wins the race. Here the weak reference and the
 //! other per-object fields share one word, so that swap and the dirty and count checks are one
-//! compare-and-swap ([`object`]).
+//! compare-and-swap (`object`).
 //!
 //! sv6 runs these functions with preemption disabled, which makes `tryget`'s swap and its
 //! increment atomic with respect to its core's flush. Here `tryget` holds its core's lock
@@ -67,11 +67,11 @@
 //! background reviewer, or a caller of [`Domain::review`](crate::Domain::review)), which locks
 //! each core in turn: a core need not be running for its cache to be flushed.
 //!
-//! # What a review does ([`Refcache::review_all`], [`Refcache::review`])
+//! # What a review does (`Refcache::review_all`, `Refcache::review`)
 //!
 //! 1. Flush: under each core's lock, evict every entry (queueing zeros on that core's queue)
 //!    and, on the core's first flush of the epoch, count it; the last one advances the epoch.
-//! 2. Examine: take each queue's entries that are two epochs old and decide ([`object`]):
+//! 2. Examine: take each queue's entries that are two epochs old and decide (`object`):
 //!    still counted (drop from the queue, clear `dying`), dirty or revived (queue again), or
 //!    free. Freeing runs the destructor outside every lock.
 
