@@ -6,6 +6,7 @@
 //! - [`cli`]: flags and their validation;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`pin`]: CPU affinity and the current CPU id;
+//! - [`heap`]: the counting global allocator behind memory figures;
 //! - [`experiments`]: the [`Experiment`](experiments::Experiment) trait, the registry, and one
 //!   module per experiment with its implementations;
 //! - [`output`]: the record of a point and the sink that prints tables or JSON lines and
@@ -19,6 +20,7 @@ use clap::Parser;
 pub mod cli;
 pub mod experiments;
 pub mod harness;
+pub mod heap;
 pub mod output;
 pub mod pin;
 

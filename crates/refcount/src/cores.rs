@@ -23,7 +23,7 @@
 use crate::config::{CoreMode, Layout};
 use crate::lock::{CoreLock, Held};
 use crossbeam_utils::CachePadded;
-use oplog::primitive::{MutPtr, Mutex, UnsafeCell, barrier, current_cpu};
+use oplog::primitive::{MutPtr, Mutex, MutexGuard, UnsafeCell, barrier, current_cpu};
 use std::cell::{Cell, RefCell};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -111,11 +111,6 @@ impl<S> Cores<S> {
         self.owner_fast
     }
 
-    /// Number of core indices (per-CPU states, or per-thread indices including the shared 0).
-    pub(crate) fn capacity(&self) -> usize {
-        self.cpus.len() + self.threads.len()
-    }
-
     /// Bytes of the per-core table and of the cores created so far, not counting what their
     /// states own on the heap.
     pub(crate) fn footprint(&self) -> usize {
@@ -132,9 +127,14 @@ impl<S> Cores<S> {
         }
     }
 
-    /// Indices of the cores created so far, ascending.
+    /// Indices of the cores created so far, ascending: every per-CPU core, or per-thread
+    /// indices below the pool's high-water mark (each created, under the pool lock, before the
+    /// mark passed it).
     pub(crate) fn created(&self) -> Vec<usize> {
-        (0..self.capacity()).filter(|&i| self.core(i).is_some()).collect()
+        match self.mode {
+            CoreMode::PerCpu => (0..self.cpus.len()).collect(),
+            CoreMode::PerThread => (0..self.pool.state.lock().next).collect(),
+        }
     }
 
     /// Runs `f` on the calling thread's core state (its CPU's or its own), holding the core's
@@ -196,11 +196,14 @@ impl<S> Cores<S> {
         Some(r)
     }
 
-    /// Takes every created core's lock at once (one process-wide barrier for all per-thread
-    /// cores) and returns them held, in ascending index order: a consistent cut, since every
-    /// operation runs entirely under one core's lock.
+    /// Takes every core's lock at once (one process-wide barrier for all per-thread cores) and
+    /// returns them held, in ascending index order: a consistent cut, since every operation
+    /// runs entirely under one core's lock. Per-thread domains also hold the index pool, so no
+    /// thread can create a core and operate outside the cut meanwhile.
     pub(crate) fn lock_all(&self) -> AllCores<'_, S> {
-        let cores: Vec<(usize, &Core<S>)> = (0..self.capacity()).filter_map(|i| Some((i, self.core(i)?))).collect();
+        let pool = (self.mode == CoreMode::PerThread).then(|| self.pool.state.lock());
+        let count = pool.as_ref().map_or(self.cpus.len(), |p| p.next);
+        let cores: Vec<(usize, &Core<S>)> = (0..count).filter_map(|i| Some((i, self.core(i)?))).collect();
         let held = if self.owner_fast {
             for (_, c) in &cores {
                 c.lock.remote_begin();
@@ -216,7 +219,7 @@ impl<S> Cores<S> {
             }
             Held::Spin
         };
-        AllCores { held, cores: cores.into_iter().map(|(i, c)| (i, c, c.state.get_mut())).collect() }
+        AllCores { held, cores: cores.into_iter().map(|(i, c)| (i, c, c.state.get_mut())).collect(), _pool: pool }
     }
 
     /// The calling thread's index and core in a per-thread domain, claiming one on first use;
@@ -243,8 +246,11 @@ impl<S> Cores<S> {
                 }
                 // Forget claims on domains that no longer exist.
                 regs.retain(|r| r.pool.strong_count() > 0);
-                let index = self.pool.acquire()?;
+                // Claim and create under the pool lock, so `lock_all` sees every core that can run.
+                let mut pool = self.pool.state.lock();
+                let index = pool.acquire(self.pool.limit)?;
                 let core: &Core<S> = self.threads[index].get_or_init(|| Core::new((self.make)(index)));
+                drop(pool);
                 let core = std::ptr::from_ref(core).cast::<()>();
                 regs.push(Registration { cores: self.id, core, index, pool: Arc::downgrade(&self.pool) });
                 Some((index, core))
@@ -274,6 +280,8 @@ impl<S> Drop for Unlock<'_, S> {
 pub(crate) struct AllCores<'a, S> {
     held: Held,
     cores: Vec<(usize, &'a Core<S>, MutPtr<S>)>,
+    /// Per-thread domains: the index pool, released after the cores (field order).
+    _pool: Option<MutexGuard<'a, Indices>>,
 }
 
 impl<S> AllCores<'_, S> {
@@ -308,18 +316,20 @@ struct Indices {
     next: usize,
 }
 
-impl IndexPool {
-    fn acquire(&self) -> Option<usize> {
-        let mut s = self.state.lock();
-        if let Some(i) = s.free.pop() {
+impl Indices {
+    /// A free index below `limit`, if any.
+    fn acquire(&mut self, limit: usize) -> Option<usize> {
+        if let Some(i) = self.free.pop() {
             return Some(i);
         }
-        (s.next < self.limit).then(|| {
-            s.next += 1;
-            s.next - 1
+        (self.next < limit).then(|| {
+            self.next += 1;
+            self.next - 1
         })
     }
+}
 
+impl IndexPool {
     fn release(&self, index: usize) {
         self.state.lock().free.push(index);
     }

@@ -133,6 +133,12 @@ impl SloppyDomain {
         self.cores.mode()
     }
 
+    /// Number of per-core states created so far (per-CPU: every CPU; per-thread: the shared
+    /// one and each one a thread has claimed).
+    pub fn cores(&self) -> usize {
+        self.cores.created().len()
+    }
+
     /// Bytes of the per-core spare arrays and tables: this grows with the number of counters
     /// times the number of cores (004 §4.3's "space proportional to the number of cores").
     pub fn footprint(&self) -> usize {

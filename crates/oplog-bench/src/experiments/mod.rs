@@ -14,10 +14,11 @@ use crate::output::{Record, Sink};
 
 pub mod clock;
 pub mod counter;
+pub mod refcount;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
-pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment];
+pub static REGISTRY: &[&dyn Experiment] = &[&counter::Counter, &clock::ClockExperiment, &refcount::RefcountExperiment];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].
 pub const ALL: &str = "all";
