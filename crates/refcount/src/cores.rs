@@ -101,6 +101,11 @@ impl<S> Cores<S> {
         }
     }
 
+    /// This set's unique id (ids are never reused in a process).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Per-CPU or per-thread.
     pub(crate) fn mode(&self) -> CoreMode {
         self.mode

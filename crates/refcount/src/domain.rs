@@ -8,6 +8,12 @@
 //! whenever [`Domain::review`] or [`Domain::collect`] is called. Destructors of freed objects
 //! run on the thread that reviews. With `review_period(None)` nothing is reviewed unless asked.
 //!
+//! Reviews of one domain take turns (a review lock), so that [`Domain::collect`] sees every
+//! queued object. A destructor may review its own domain or drop its last handle (the nesting
+//! is detected). Do not call [`Domain::review`] or [`Domain::collect`], or drop the last
+//! handle, while holding a lock that a destructor of the domain's objects takes: a destructor
+//! running in another thread's review would wait for that lock while you wait for the review.
+//!
 //! # Lifetime and shutdown
 //!
 //! Every object keeps its domain's engine alive. Dropping the last [`Domain`] handle shuts the
@@ -174,10 +180,15 @@ impl Domain {
         self.owner.inner.refcache.collect().unwrap_or_else(|p| resume_unwind(p))
     }
 
-    /// Objects waiting on review queues: their global count was seen at zero and they are not
-    /// yet known to be free or alive.
+    /// Objects waiting on review queues (or being examined): their global count was seen at
+    /// zero and they are not yet known to be free or alive.
     pub fn queued(&self) -> usize {
         self.owner.inner.refcache.queued()
+    }
+
+    /// Objects this domain has freed so far.
+    pub fn freed(&self) -> u64 {
+        self.owner.inner.refcache.freed()
     }
 
     /// The global epoch (starts at 1; advances once every core has flushed).

@@ -56,6 +56,7 @@ const MAX_WEAK: usize = isize::MAX as usize;
 ///
 /// let domain = Domain::new(Config::new()).unwrap();
 /// let shared = Rc::new_in(vec![1, 2, 3], &domain);
+/// let weak = Rc::downgrade(&shared);
 /// std::thread::scope(|s| {
 ///     for _ in 0..4 {
 ///         let mine = shared.clone(); // core-local: no shared write
@@ -64,7 +65,8 @@ const MAX_WEAK: usize = isize::MAX as usize;
 /// });
 /// drop(shared);
 /// // The vector is freed by the domain's background review within a few periods, or now:
-/// assert_eq!(domain.collect(), 1);
+/// domain.collect();
+/// assert!(weak.upgrade().is_none());
 /// ```
 pub struct Rc<T> {
     ptr: NonNull<RcBox<T>>,

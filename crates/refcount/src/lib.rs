@@ -23,7 +23,7 @@
 //! std::thread::scope(|s| {
 //!     for _ in 0..4 {
 //!         s.spawn(|| {
-//!             for _ in 0..1000 {
+//!             for _ in 0..100 {
 //!                 let mine = config.clone(); // +1 in this core's cache
 //!                 assert_eq!(mine.as_str(), "shared");
 //!             } // -1 in this core's cache

@@ -196,7 +196,7 @@ impl SloppyDomain {
 /// std::thread::scope(|s| {
 ///     for _ in 0..4 {
 ///         s.spawn(|| {
-///             for _ in 0..1000 {
+///             for _ in 0..100 {
 ///                 refs.inc(); // take a reference ...
 ///                 refs.dec(); // ... and give it back
 ///             }

@@ -212,6 +212,27 @@ fn shutdown_frees_everything_pending() {
     }
 }
 
+/// `collect` returns only once every released object is freed, even while the background
+/// reviewer is examining (and freeing) a large batch of them at the same time.
+#[test]
+fn collect_waits_for_the_background_reviewer() {
+    for round in 0..size(10, 1) {
+        let d = domain(CoreMode::PerThread, Some(Duration::from_millis(1)));
+        let n = size(50_000, 40);
+        let t = Tracker::new(n);
+        let all: Vec<H> = (0..n).map(|i| H::new_in(i, &t, &d)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| all.iter().for_each(|h| drop(h.clone())));
+            }
+        });
+        drop(all);
+        d.collect();
+        assert_eq!(t.drops(), n, "round {round}: collect returned before every object was freed");
+        t.assert_clean();
+    }
+}
+
 /// Objects still referenced when the domain is dropped stay valid; when they are released,
 /// the domain's reviewer (started at shutdown if it had none) frees them.
 #[test]

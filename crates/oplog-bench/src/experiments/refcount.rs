@@ -138,15 +138,19 @@ pub struct MemoryRow {
     pub cores: usize,
 }
 
-/// Runs `f` once on each of `threads` new threads; returns the net bytes they allocated.
+/// Runs `f` once on each of `threads` new threads, all alive together (so each claims its
+/// own per-thread state); returns the net bytes they allocated.
 fn on_threads(threads: usize, f: impl Fn() + Sync) -> i64 {
+    let all_done = std::sync::Barrier::new(threads);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let start = heap::thread_bytes();
                     f();
-                    heap::thread_bytes() - start
+                    let net = heap::thread_bytes() - start;
+                    all_done.wait();
+                    net
                 })
             })
             .collect();

@@ -84,6 +84,7 @@ use crate::cores::Cores;
 use cache::{DeltaCache, Entry};
 use epoch::Epochs;
 use object::{Header, Verdict};
+use oplog::primitive::{AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
@@ -171,6 +172,38 @@ pub(crate) struct Refcache {
     cores: Cores<CoreState>,
     epochs: Arc<Epochs>,
     cache_entries: usize,
+    /// Queue entries a review has taken and not yet put back or freed (review statistics,
+    /// touched only by reviews).
+    in_review: AtomicUsize,
+    /// Objects freed so far (review statistics).
+    freed: AtomicU64,
+    /// Held while examining review queues (see [`Refcache::reviewing`]).
+    review_lock: Mutex<()>,
+}
+
+/// A thread's hold on a domain's review lock; `lock` is `None` when nested in its own review.
+struct Reviewing<'a> {
+    lock: Option<MutexGuard<'a, ()>>,
+    id: u64,
+}
+
+impl Drop for Reviewing<'_> {
+    fn drop(&mut self) {
+        if self.lock.take().is_some() {
+            REVIEWING.with(|r| r.borrow_mut().retain(|&id| id != self.id));
+        }
+    }
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The domains (their core sets' ids) whose review lock this thread holds.
+    static REVIEWING: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static REVIEWING: std::cell::RefCell<Vec<u64>> = std::cell::RefCell::new(Vec::new());
 }
 
 impl std::fmt::Debug for Refcache {
@@ -193,8 +226,6 @@ pub(crate) const IDLE_PASSES: usize = 4;
 pub(crate) struct Pass {
     /// Objects freed.
     pub(crate) freed: usize,
-    /// Objects left on review queues.
-    pub(crate) queued: usize,
 }
 
 impl Refcache {
@@ -208,7 +239,14 @@ impl Refcache {
             queue: Vec::new(),
             flushed: for_cores.core_created(),
         });
-        Refcache { cores: Cores::new(layout, make), epochs, cache_entries }
+        Refcache {
+            cores: Cores::new(layout, make),
+            epochs,
+            cache_entries,
+            in_review: AtomicUsize::new(0, "Refcache.in_review"),
+            freed: AtomicU64::new(0, "Refcache.freed"),
+            review_lock: Mutex::new((), "Refcache.review_lock"),
+        }
     }
 
     /// The per-core states.
@@ -267,6 +305,7 @@ impl Refcache {
     /// the objects found at a true zero. Returns how many were freed, or the first destructor
     /// panic (after freeing the others). Returns `Ok(0)` if the core does not exist.
     pub(crate) fn review(&self, index: usize) -> Result<usize, Panic> {
+        let _reviewing = self.reviewing();
         if !self.flush(index) {
             return Ok(0);
         }
@@ -277,6 +316,12 @@ impl Refcache {
     /// every queue. Returns what it did, or the first destructor panic (after freeing the
     /// others).
     pub(crate) fn review_all(&self) -> Result<Pass, Panic> {
+        let _reviewing = self.reviewing();
+        self.review_all_reviewing()
+    }
+
+    /// [`Refcache::review_all`] by a thread that holds the review lock.
+    fn review_all_reviewing(&self) -> Result<Pass, Panic> {
         let started = self.epochs.flush_start();
         let counted: Vec<bool> = {
             let mut all = self.cores.lock_all();
@@ -299,30 +344,36 @@ impl Refcache {
         }
         match panic {
             Some(p) => Err(p),
-            None => Ok(Pass { freed, queued: self.queued() }),
+            None => Ok(Pass { freed }),
         }
     }
 
-    /// Reviews until nothing is left to free: every object whose references are all gone is
-    /// freed, including those whose last references were dropped by destructors run here.
-    /// Stops early if objects stay queued through [`IDLE_PASSES`] passes that free nothing
-    /// (other threads keep reviving or touching them: they are not garbage). Returns how many
-    /// were freed, or the first destructor panic (after the others).
+    /// Reviews until nothing is left to free: every object whose references were all gone
+    /// when it was called is freed, including those whose last references are dropped by the
+    /// destructors run meanwhile. Holds the review lock throughout, so no other review takes
+    /// entries away meanwhile. Stops after a pass that frees nothing and leaves every queue
+    /// empty, or after [`IDLE_PASSES`] passes without a free while objects stay queued (other
+    /// threads keep reviving or touching them: they are not garbage). Returns how many it freed,
+    /// or the first destructor panic (after the others).
     pub(crate) fn collect(&self) -> Result<usize, Panic> {
+        let _reviewing = self.reviewing();
         let mut total = 0;
         let mut idle = 0;
         let mut panic = None;
         loop {
-            let pass = match self.review_all() {
-                Ok(pass) => pass,
+            let freed = match self.review_all_reviewing() {
+                Ok(pass) => pass.freed,
                 Err(p) => {
                     panic.get_or_insert(p);
-                    Pass { freed: 1, queued: self.queued() }
+                    1
                 }
             };
-            total += pass.freed;
-            idle = if pass.freed == 0 { idle + 1 } else { 0 };
-            if (pass.freed == 0 && pass.queued == 0) || idle >= IDLE_PASSES {
+            total += freed;
+            if freed == 0 && self.queue_lengths() == 0 {
+                break;
+            }
+            idle = if freed == 0 { idle + 1 } else { 0 };
+            if idle >= IDLE_PASSES {
                 break;
             }
         }
@@ -332,22 +383,48 @@ impl Refcache {
         }
     }
 
+    /// Takes the domain's review lock, unless this thread already holds it (a destructor run
+    /// by a review reviewing again, or dropping its domain's last handle): examinations are
+    /// serialized, so that [`Refcache::collect`] sees every queued object.
+    fn reviewing(&self) -> Reviewing<'_> {
+        let id = self.cores.id();
+        if REVIEWING.with(|r| r.borrow().contains(&id)) {
+            return Reviewing { lock: None, id };
+        }
+        let lock = self.review_lock.lock();
+        REVIEWING.with(|r| r.borrow_mut().push(id));
+        Reviewing { lock: Some(lock), id }
+    }
+
     /// Examines core `index`'s due queue entries (the loop of Figure 8-3 `review`).
     fn examine(&self, index: usize) -> Result<usize, Panic> {
         let now = self.epochs.current();
-        let due = self.cores.with_core(index, |core| core.take_due(now)).unwrap_or_default();
+        let due = self
+            .cores
+            .with_core(index, |core| {
+                let due = core.take_due(now);
+                // Counted before the core is unlocked: never out of the queue and uncounted.
+                self.in_review.fetch_add(due.len(), Ordering::SeqCst);
+                due
+            })
+            .unwrap_or_default();
         let mut again = Vec::new();
         let mut free = Vec::new();
         for q in due {
             // SAFETY: a queued object is alive until it is found at a true zero, here.
             match unsafe { q.obj.as_ref() }.examine() {
-                Verdict::Live => {}
+                Verdict::Live => {
+                    self.in_review.fetch_sub(1, Ordering::SeqCst);
+                }
                 Verdict::Requeue => again.push(Queued { obj: q.obj, epoch: self.epochs.for_queue() }),
                 Verdict::Free => free.push(q.obj),
             }
         }
         if !again.is_empty() {
-            self.cores.with_core(index, |core| core.queue.extend(again));
+            self.cores.with_core(index, |core| {
+                self.in_review.fetch_sub(again.len(), Ordering::SeqCst);
+                core.queue.extend(again);
+            });
         }
         let mut panic = None;
         let freed = free.len();
@@ -358,6 +435,8 @@ impl Refcache {
                 let free = obj.as_ref().free_fn();
                 free(obj)
             }));
+            self.freed.fetch_add(1, Ordering::SeqCst);
+            self.in_review.fetch_sub(1, Ordering::SeqCst);
             if let Err(p) = result {
                 panic.get_or_insert(p);
             }
@@ -368,9 +447,21 @@ impl Refcache {
         }
     }
 
-    /// Objects on every review queue.
+    /// Objects on every review queue, or taken off one by a review that has not yet decided
+    /// (or finished freeing) them.
     pub(crate) fn queued(&self) -> usize {
-        self.cores.created().into_iter().filter_map(|i| self.cores.with_core(i, |c| c.queue.len())).sum()
+        self.queue_lengths() + self.in_review.load(Ordering::SeqCst)
+    }
+
+    /// Entries on every review queue.
+    fn queue_lengths(&self) -> usize {
+        let mut all = self.cores.lock_all();
+        all.iter_mut().map(|(_, c)| c.queue.len()).sum()
+    }
+
+    /// Objects freed so far, by every review of this domain.
+    pub(crate) fn freed(&self) -> u64 {
+        self.freed.load(Ordering::SeqCst)
     }
 
     /// Core `index`'s review queue: each object and the epoch it was queued in.
