@@ -20,6 +20,8 @@
 //!
 //! Each core "calls review" once per epoch, in the order written; the last one ends the epoch.
 
+#![cfg(not(loom))]
+
 use oplog_refcount::testing::{cached_delta, clone_on, drop_on, flush, queued_epochs, review, upgrade_on};
 use oplog_refcount::{Config, CoreMode, Domain, ObjectState, Rc, Weak};
 use std::sync::Arc;

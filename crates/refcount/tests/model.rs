@@ -6,6 +6,8 @@
 //! an object with a handle is not freed; an upgrade fails only once the object is freed; and
 //! once an object's handles are all gone, reviews on every core free it within four epochs.
 
+#![cfg(not(loom))]
+
 mod common;
 
 use common::{Rng, size};

@@ -3,6 +3,8 @@
 //! after every step of random single-threaded histories on chosen cores, and after real
 //! threads stop; plus reads during a storm, which must see a consistent cut.
 
+#![cfg(not(loom))]
+
 mod common;
 
 use common::{Rng, size};

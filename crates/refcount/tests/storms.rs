@@ -3,6 +3,8 @@
 //! that runs twice, or while a strong handle exists, fails the test, and so does any object
 //! left unfreed.
 
+#![cfg(not(loom))]
+
 mod common;
 
 use common::{H, Rng, Tracker, size};
