@@ -74,6 +74,11 @@
 //! 2. Examine: take each queue's entries that are two epochs old and decide (`object`):
 //!    still counted (drop from the queue, clear `dying`), dirty or revived (queue again), or
 //!    free. Freeing runs the destructor outside every lock.
+//!
+//! Reviews of one domain take turns (a review lock; a destructor may review its own domain
+//! again), so that a collection sees every queued object. A review of every core locks all
+//! the cores at once, so its flush happens to be a consistent cut; the two-epoch rule is kept
+//! all the same, because reviews of single cores (Figure 8-3, and [`crate::testing`]) are not.
 
 pub(crate) mod cache;
 pub(crate) mod epoch;

@@ -104,61 +104,65 @@ impl Header {
         self.free
     }
 
+    /// Changes the word atomically (a compare-and-swap loop): `f(word)` returns the new word
+    /// and the result, or `Err(result)` to leave the word as it is. Each call is one of the
+    /// locked regions of Figure 8-3.
+    ///
+    /// `AcqRel`: every handle's use of the object happens before the decrement that releases
+    /// it, which is flushed here (`Release`), so the review that later frees the object after
+    /// reading this word (`Acquire`) runs the destructor after all of them.
+    #[inline]
+    fn transition<R>(&self, mut f: impl FnMut(u64) -> Result<(u64, R), R>) -> R {
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            match f(s) {
+                Err(r) => return r,
+                Ok((next, r)) => match self.state.compare_exchange(s, next, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => return r,
+                    Err(now) => s = now,
+                },
+            }
+        }
+    }
+
     /// 002 Figure 8-3 `evict(obj, delta)`, without the queue push: applies a flushed `delta`
     /// and returns true if the object must now be added to the evicting core's review queue
     /// (its count reached zero and it was on no queue; it is now marked queued and dying).
-    ///
-    /// `Release`: everything the handles did before the decrements in `delta` happens before
-    /// whoever later reads this word with `Acquire` (the reviewer that frees the object).
     #[inline]
     pub(crate) fn evict(&self, delta: i64) -> bool {
-        let mut s = self.state.load(Ordering::Acquire);
-        // "If delta = 0 and obj.refcnt ≠ 0: return": a zero delta only matters to a zero count,
-        // which it must mark dirty.
-        if delta == 0 && count(s) != 0 {
-            return false;
-        }
-        loop {
+        self.transition(|s| {
+            // "If delta = 0 and obj.refcnt ≠ 0: return": a zero delta only matters to a zero
+            // count, which it must mark dirty.
+            if delta == 0 && count(s) != 0 {
+                return Err(false);
+            }
             debug_assert!(s & FREED == 0, "a delta was flushed to a freed object");
             let c = count(s) + delta;
             if !(-COUNT_LIMIT..=COUNT_LIMIT).contains(&c) {
                 count_overflow(count(s), delta);
             }
-            let mut next = with_count(s, c);
-            let mut queue = false;
-            if c == 0 {
-                if s & QUEUED == 0 {
-                    next = (next | QUEUED | DYING) & !DIRTY;
-                    queue = true;
-                } else {
-                    next |= DIRTY;
-                }
-            }
-            match self.state.compare_exchange(s, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return queue,
-                Err(now) => s = now,
-            }
-        }
+            let next = with_count(s, c);
+            Ok(match (c, s & QUEUED != 0) {
+                (0, false) => ((next | QUEUED | DYING) & !DIRTY, true),
+                (0, true) => (next | DIRTY, false),
+                _ => (next, false),
+            })
+        })
     }
 
     /// The body of 002 Figure 8-3 `review`'s loop for this queued object (see [`Verdict`]).
     pub(crate) fn examine(&self) -> Verdict {
-        let mut s = self.state.load(Ordering::Acquire);
-        loop {
+        self.transition(|s| {
             debug_assert!(s & QUEUED != 0 && s & FREED == 0, "examined an object that is not queued");
-            let (next, verdict) = if count(s) != 0 {
+            Ok(if count(s) != 0 {
                 (s & !(QUEUED | DYING), Verdict::Live)
             } else if s & DIRTY != 0 || s & DYING == 0 {
                 // Dirty, or a `tryget` cleared `dying`: the figure's failed compare-and-swap.
                 ((s | DYING) & !DIRTY, Verdict::Requeue)
             } else {
                 ((s & !(QUEUED | DYING)) | FREED, Verdict::Free)
-            };
-            match self.state.compare_exchange(s, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return verdict,
-                Err(now) => s = now,
-            }
-        }
+            })
+        })
     }
 
     /// `tryget`'s compare-and-swap (002 Figure 8-3): false if the object is freed; otherwise
@@ -170,19 +174,11 @@ impl Header {
     /// after this read frees it only after every core, this one included, has flushed since,
     /// and this core's flush waits for the caller's increment.
     pub(crate) fn revive(&self) -> bool {
-        let mut s = self.state.load(Ordering::Acquire);
-        loop {
-            if s & FREED != 0 {
-                return false;
-            }
-            if s & DYING == 0 {
-                return true;
-            }
-            match self.state.compare_exchange(s, s & !DYING, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return true,
-                Err(now) => s = now,
-            }
-        }
+        self.transition(|s| match (s & FREED != 0, s & DYING != 0) {
+            (true, _) => Err(false),
+            (false, false) => Err(true),
+            (false, true) => Ok((s & !DYING, true)),
+        })
     }
 
     /// Whether the object has been freed (its weak reference is null).
