@@ -248,7 +248,7 @@ unsafe fn free<T>(header: NonNull<Header>) {
 
 impl<T> Clone for Rc<T> {
     /// A new handle: +1 in the calling core's delta cache.
-    #[inline]
+    #[inline(always)]
     fn clone(&self) -> Rc<T> {
         Rc::inner(self).refcache.update(Rc::header_ptr(self), 1);
         Rc { ptr: self.ptr, _owns: PhantomData }
@@ -258,7 +258,7 @@ impl<T> Clone for Rc<T> {
 impl<T> Drop for Rc<T> {
     /// −1 in the calling core's delta cache. The value is dropped later, by the review that
     /// finds its count at a true zero.
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         Rc::inner(self).refcache.update(Rc::header_ptr(self), -1);
     }
