@@ -1,7 +1,7 @@
 //! Clone+drop pairs on one shared `Rc` from N pinned threads, for profilers (`perf record`):
 //! the hot path alone, with each thread's CPU time so that a loaded machine can be read.
 //!
-//! `cargo run --release -p oplog-refcount --example hotpath -- [percpu] [manual] [threads=N] [SECONDS]`
+//! `cargo run --release -p oplog-refcount --example refcount_hotpath -- [percpu] [manual] [threads=N] [SECONDS]`
 
 use oplog_refcount::{Config, CoreMode, DEFAULT_REVIEW_PERIOD, Domain, Rc};
 use std::time::{Duration, Instant};
