@@ -36,7 +36,14 @@ const MAX_WEAK: usize = isize::MAX as usize;
 ///
 /// The price is that nobody knows the count: the value is dropped by a *review*, one to two
 /// review periods after its last handle went (10–20 ms with the default period), on the thread
-/// that reviews (so `T: Send`, as for `Arc`). Hence what `Arc` has and `Rc` has not:
+/// that reviews, perhaps after the scope that made it ended: hence `T: Send + 'static`.
+///
+/// ```compile_fail
+/// // A `std::rc::Rc` is not `Send`: its destructor must not run on the reviewing thread.
+/// let _ = oplog_refcount::Rc::new(std::rc::Rc::new(1));
+/// ```
+///
+/// And hence what `Arc` has and `Rc` has not:
 /// `strong_count`, `get_mut`, `try_unwrap`, `make_mut` and `into_inner` all need the exact
 /// count now, which is the reconciliation Refcache defers. [`Domain::collect`] frees
 /// everything whose handles are gone, at once.
@@ -105,7 +112,9 @@ unsafe impl<T: Send + Sync> Send for Weak<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Sync for Weak<T> {}
 
-impl<T> Rc<T> {
+/// Construction requires `T: Send + 'static`: the value is dropped later, by whichever thread
+/// reviews the domain, possibly after the creating scope has ended.
+impl<T: Send + 'static> Rc<T> {
     /// Puts `value` in a new allocation in the process-wide [`Domain::global`].
     pub fn new(value: T) -> Rc<T> {
         Self::new_in(value, Domain::global())
@@ -122,7 +131,9 @@ impl<T> Rc<T> {
         });
         Rc { ptr: NonNull::from(Box::leak(boxed)), _owns: PhantomData }
     }
+}
 
+impl<T> Rc<T> {
     /// A new weak handle to this value. Updates the allocation's shared weak count.
     pub fn downgrade(this: &Self) -> Weak<T> {
         // SAFETY: a strong handle keeps the allocation alive.
@@ -286,14 +297,14 @@ impl<T> Borrow<T> for Rc<T> {
     }
 }
 
-impl<T: Default> Default for Rc<T> {
+impl<T: Default + Send + 'static> Default for Rc<T> {
     /// `T::default()` in the process-wide domain.
     fn default() -> Rc<T> {
         Rc::new(T::default())
     }
 }
 
-impl<T> From<T> for Rc<T> {
+impl<T: Send + 'static> From<T> for Rc<T> {
     /// `value` in the process-wide domain.
     fn from(value: T) -> Rc<T> {
         Rc::new(value)

@@ -252,18 +252,24 @@ impl SloppyCounter {
 
     /// Takes `v` references: from this core's spares if it holds at least `v`, else from the
     /// central count.
+    ///
+    /// # Panics
+    /// If `v` exceeds `i64::MAX`.
     #[inline]
     pub fn add(&self, v: u64) {
-        let v = v as i64;
+        let v = amount(v);
         let i = self.index;
         self.domain.cores.with_local(|_, s| self.add_in(s, i, v));
     }
 
     /// Releases `v` references into this core's spares; above the threshold, the excess goes
     /// back to the central count.
+    ///
+    /// # Panics
+    /// If `v` exceeds `i64::MAX`.
     #[inline]
     pub fn sub(&self, v: u64) {
-        let v = v as i64;
+        let v = amount(v);
         let i = self.index;
         self.domain.cores.with_local(|_, s| self.sub_in(s, i, v));
     }
@@ -271,13 +277,15 @@ impl SloppyCounter {
     /// [`SloppyCounter::add`] as if run on core `core` (for tests); false if that core does not
     /// exist.
     pub fn add_on(&self, core: usize, v: u64) -> bool {
-        self.domain.cores.with_core(core, |s| self.add_in(s, self.index, v as i64)).is_some()
+        let v = amount(v);
+        self.domain.cores.with_core(core, |s| self.add_in(s, self.index, v)).is_some()
     }
 
     /// [`SloppyCounter::sub`] as if run on core `core` (for tests); false if that core does not
     /// exist.
     pub fn sub_on(&self, core: usize, v: u64) -> bool {
-        self.domain.cores.with_core(core, |s| self.sub_in(s, self.index, v as i64)).is_some()
+        let v = amount(v);
+        self.domain.cores.with_core(core, |s| self.sub_in(s, self.index, v)).is_some()
     }
 
     #[inline(always)]
@@ -337,6 +345,13 @@ impl SloppyCounter {
         self.central.fetch_sub(spares as u64, Ordering::Relaxed);
         self.central()
     }
+}
+
+/// `v` as a signed amount.
+#[inline(always)]
+fn amount(v: u64) -> i64 {
+    i64::try_from(v)
+        .unwrap_or_else(|_| panic!("a sloppy counter cannot add or subtract {v} (more than i64::MAX) at once"))
 }
 
 impl Drop for SloppyCounter {
@@ -400,6 +415,13 @@ mod tests {
         let again: Vec<SloppyCounter> = (0..RETIRE_BATCH).map(|_| SloppyCounter::with_domain(&d, 0)).collect();
         assert!(again.iter().all(|c| c.index < RETIRE_BATCH), "indices are reused");
         assert!(again.iter().all(|c| c.spares() == vec![0, 0, 0] && c.value() == 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot add or subtract 18446744073709551615 (more than i64::MAX)")]
+    fn an_amount_beyond_i64_is_rejected() {
+        let d = domain(CoreMode::PerCpu, 8);
+        SloppyCounter::with_domain(&d, 0).add(u64::MAX);
     }
 
     #[test]
