@@ -1,7 +1,9 @@
 //! Clone+drop pairs on one shared `Rc` from N pinned threads, for profilers (`perf record`):
 //! the hot path alone, with each thread's CPU time so that a loaded machine can be read.
 //!
-//! `cargo run --release -p oplog-refcount --example refcount_hotpath -- [percpu] [manual] [threads=N] [SECONDS]`
+//! `cargo run --release -p oplog-refcount --example refcount_hotpath -- [percpu|arc] [manual] [threads=N] [SECONDS]`
+//!
+//! `arc` runs the same loop on a `std::sync::Arc`, for comparison.
 
 use oplog_refcount::{Config, CoreMode, DEFAULT_REVIEW_PERIOD, Domain, Rc};
 use std::time::{Duration, Instant};
@@ -14,19 +16,27 @@ fn main() {
     let secs: f64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1.0);
     let domain = Domain::new(Config::new().mode(mode).review_period(period)).expect("valid configuration");
     let rc = Rc::new_in(0u64, &domain);
+    let arc = std::sync::Arc::new(0u64);
+    let use_arc = args.iter().any(|a| a == "arc");
     let cpus = ordo::cpu::allowed();
     let results: Vec<(u64, Option<u64>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (rc, cpus) = (&rc, &cpus);
+                let (rc, arc, cpus) = (&rc, &arc, &cpus);
                 s.spawn(move || {
                     let _ = ordo::cpu::pin_current_thread(cpus[t % cpus.len()]);
                     let cpu_start = thread_cpu_ns();
                     let end = Instant::now() + Duration::from_secs_f64(secs);
                     let mut pairs = 0u64;
                     while Instant::now() < end {
-                        for _ in 0..1024 {
-                            drop(std::hint::black_box(rc.clone()));
+                        if use_arc {
+                            for _ in 0..1024 {
+                                drop(std::hint::black_box(arc.clone()));
+                            }
+                        } else {
+                            for _ in 0..1024 {
+                                drop(std::hint::black_box(rc.clone()));
+                            }
                         }
                         pairs += 1024;
                     }
@@ -37,7 +47,8 @@ fn main() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let pairs: u64 = results.iter().map(|r| r.0).sum();
-    print!("{mode:?}, {threads} thread(s): {:.1} M pairs/s", pairs as f64 / secs / 1e6);
+    let what = if use_arc { "std Arc".to_string() } else { format!("Rc, {mode:?}") };
+    print!("{what}, {threads} thread(s): {:.1} M pairs/s", pairs as f64 / secs / 1e6);
     let per_cpu_second: Vec<String> =
         results.iter().filter_map(|&(p, ns)| Some(format!("{:.0}", p as f64 / ns? as f64 * 1e3))).collect();
     println!("; per thread, M pairs per CPU-second: {}", per_cpu_second.join(", "));
