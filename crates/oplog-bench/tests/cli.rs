@@ -229,3 +229,24 @@ fn skip_names_registered_experiments_and_needs_all() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--skip only applies to `all`"));
 }
+
+/// The `refcount` experiment's implementation ids (stable: scripts read them).
+const REFCOUNT_IMPLS: [&str; 6] = ["atomic", "sloppy", "sloppy-percpu", "oplog", "refcache", "refcache-percpu"];
+
+#[test]
+fn refcount_json_run_has_every_impl_and_both_annexes() {
+    let out = bench(&["refcount", "--quick", "--threads", "2", "--duration-ms", "5", "--reps", "1", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<&Value> = lines.iter().filter(|v| v.get("annex").is_none()).collect();
+    let impls: Vec<&str> = records.iter().filter_map(|v| v["impl"].as_str()).collect();
+    assert_eq!(impls, REFCOUNT_IMPLS);
+    assert!(records.iter().all(|v| v["ops_per_sec"].as_f64().unwrap() > 0.0 && v["threads"] == 2));
+    let memory: Vec<&Value> = lines.iter().filter(|v| v["annex"] == "memory").collect();
+    assert_eq!(memory.iter().map(|v| v["impl"].as_str().unwrap()).collect::<Vec<_>>(), REFCOUNT_IMPLS);
+    assert!(memory.iter().all(|v| v["objects"] == 100_000 && v["bytes_per_object"].as_f64().unwrap() > 16.0));
+    let delay: Vec<&str> =
+        lines.iter().filter(|v| v["annex"] == "free-delay").map(|v| v["impl"].as_str().unwrap()).collect();
+    assert_eq!(delay, ["atomic", "refcache", "refcache-percpu"]);
+}

@@ -24,6 +24,7 @@ pub mod lru;
 pub mod memory;
 pub mod notify;
 pub mod read_mix;
+pub mod refcount;
 pub mod spinlock;
 pub mod stat;
 
@@ -42,6 +43,7 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &list::LIST,
     &notify::NOTIFY,
     &lru::LRU,
+    &refcount::RefcountExperiment,
     &commuter::CommuterExperiment,
 ];
 
