@@ -209,6 +209,7 @@ fn an_ordered_update_reading_a_shared_clock_conflicts_and_the_report_says_why() 
             let clock: Arc<dyn ordo::Clock> = Arc::new(TracedLogicalClock::default());
             Box::new(OplogSet::with_config(Config::per_cpu().cpus(CPUS).clock(clock)))
         },
+        contract: None,
     };
     let test = Test::<SetModel> { case: 0, setup: Vec::new(), a: SetOp::Add(0), b: SetOp::Add(1) };
     let outcome = check(&cores, &SetModel, &imp, &test, Setup::Steady).unwrap();
@@ -246,6 +247,7 @@ fn a_response_the_model_does_not_give_is_reported() {
         id: "mutex-broken",
         about: "reads one too many",
         build: || Box::new(OffByOne(Mutex::new(0, "OffByOne.value"))),
+        contract: None,
     };
     let test = Test::<CounterModel> { case: 0, setup: vec![CounterOp::Inc], a: CounterOp::Read, b: CounterOp::Read };
     let err = check(&cores, &CounterModel, &imp, &test, Setup::Steady).unwrap_err();
