@@ -111,10 +111,10 @@ pub fn render(report: &StructureReport) -> Option<String> {
                 (color(share), format!("{bad}/{}", ip.traced))
             };
             let ink = if share > 0.5 { "white" } else { "black" };
-            let outside = if ip.outside_contract == 0 {
+            let outside = if ip.outside_contract() == 0 {
                 String::new()
             } else {
-                format!(" ({} more outside the contract, not run)", ip.outside_contract)
+                format!(" ({} more outside the contract, not run)", ip.outside_contract())
             };
             let _ = writeln!(
                 svg,
@@ -200,7 +200,7 @@ mod tests {
         // A contract that leaves cases out is said in the panel and the cell.
         let mut contracted = report.clone();
         contracted.impls[0].pairs[0] =
-            ImplPair { traced: 3, outside_contract: 1, conflict_free: 3, ..Default::default() };
+            ImplPair { traced: 3, outside_tests: vec![0], conflict_free: 3, ..Default::default() };
         let svg = render(&contracted).unwrap();
         assert!(svg.contains("oplog (3 of 5 cases conflict-free)") && svg.contains("1 more outside its contract"));
         assert!(svg.contains("(1 more outside the contract, not run)") && svg.contains(">0/3<"));

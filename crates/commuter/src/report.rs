@@ -45,7 +45,7 @@
 //! * **Cases outside an implementation's contract** (see `crate::impls`, "Contracts"): the
 //!   absorbing OpLog variants require the identity rule, so commutative cases such as
 //!   `add(x)` / `add(x)` are not run on them. They are counted per pair
-//!   ([`ImplPair::outside_contract`]) and listed, and the other implementations run them.
+//!   ([`ImplPair::outside_tests`]) and listed, and the other implementations run them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -98,9 +98,9 @@ pub struct ImplPair {
     /// Commutative cases traced: those with a set-up ([`PairReport::untraceable`] have
     /// none) that the implementation's contract admits.
     pub traced: usize,
-    /// Commutative cases with a set-up that the implementation's contract does not admit
-    /// (not run).
-    pub outside_contract: usize,
+    /// The tests (indices into [`PairReport::tests`]) that the implementation's contract
+    /// does not admit (not run).
+    pub outside_tests: Vec<usize>,
     /// Of those, conflict-free in the steady state.
     pub conflict_free: usize,
     /// Of those, conflict-free when the object was cold on both test cores.
@@ -162,6 +162,13 @@ impl Totals {
     }
 }
 
+impl ImplPair {
+    /// Commutative cases with a set-up that the implementation's contract does not admit.
+    pub fn outside_contract(&self) -> usize {
+        self.outside_tests.len()
+    }
+}
+
 impl StructureReport {
     /// Totals of implementation `i` over update pairs (`updates_only`) or every pair.
     pub fn totals(&self, i: usize, updates_only: bool) -> Totals {
@@ -171,7 +178,7 @@ impl StructureReport {
                 continue;
             }
             t.commutative += ip.traced;
-            t.outside_contract += ip.outside_contract;
+            t.outside_contract += ip.outside_contract();
             t.conflict_free += ip.conflict_free;
             t.cold_conflict_free += ip.cold_conflict_free;
         }
@@ -202,7 +209,7 @@ impl StructureReport {
                     "cases": pair.cases,
                     "commutative_cases": pair.commutative,
                     "untraceable_cases": pair.untraceable,
-                    "outside_contract_cases": ip.outside_contract,
+                    "outside_contract_cases": ip.outside_contract(),
                     "conflict_free_cases": ip.conflict_free,
                     "cold_conflict_free_cases": ip.cold_conflict_free,
                     "condition": pair.condition,
@@ -232,7 +239,7 @@ impl StructureReport {
             row.push(pair.commutative.to_string());
             row.extend(self.impls.iter().map(|i| {
                 let ip = &i.pairs[p];
-                let steady = if ip.outside_contract == 0 {
+                let steady = if ip.outside_contract() == 0 {
                     ip.conflict_free.to_string()
                 } else {
                     format!("{}/{}", ip.conflict_free, ip.traced)
@@ -295,8 +302,8 @@ impl StructureReport {
                 .pairs
                 .iter()
                 .zip(&imp.pairs)
-                .filter(|(_, ip)| ip.outside_contract > 0)
-                .map(|(pair, ip)| format!("{} {}", pair.title, ip.outside_contract))
+                .filter(|(_, ip)| ip.outside_contract() > 0)
+                .map(|(pair, ip)| format!("{} {}", pair.title, ip.outside_contract()))
                 .collect();
             if let Some(contract) = &imp.contract {
                 let _ = writeln!(out, "  outside its contract ({contract}), not run:");
@@ -306,10 +313,17 @@ impl StructureReport {
         }
         if tests {
             for (p, pair) in self.pairs.iter().enumerate() {
-                let _ = writeln!(out, "\ntests for {} (with each implementation's conflicting lines):", pair.title);
+                let _ = writeln!(
+                    out,
+                    "\ntests for {} (each implementation's conflicting lines, or that it is outside its contract):",
+                    pair.title
+                );
                 for (t, test) in pair.tests.iter().enumerate() {
                     let _ = writeln!(out, "  {test}");
                     for imp in &self.impls {
+                        if imp.pairs[p].outside_tests.contains(&t) {
+                            let _ = writeln!(out, "    {}: outside its contract, not run", imp.id);
+                        }
                         for (_, lines) in imp.pairs[p].lines.iter().filter(|(i, _)| *i == t) {
                             for line in lines {
                                 let _ = writeln!(out, "    {}: {line}", imp.id);

@@ -116,7 +116,7 @@ where
                 let mut conflicted = Vec::new();
                 for (t, test) in pair_tests.iter().enumerate() {
                     if imp.contract.is_some_and(|c| !c.admits_test(model, test)) {
-                        ip.outside_contract += 1;
+                        ip.outside_tests.push(t);
                         continue;
                     }
                     ip.traced += 1;

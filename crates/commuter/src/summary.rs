@@ -115,7 +115,7 @@ impl Summary {
                 for (pair, ip) in r.pairs.iter().zip(&imp.pairs) {
                     let c = Counts {
                         commutative: pair.commutative,
-                        outside_contract: ip.outside_contract,
+                        outside_contract: ip.outside_contract(),
                         checked: ip.traced,
                         conflict_free: ip.conflict_free,
                         cold_conflict_free: ip.cold_conflict_free,

@@ -74,6 +74,15 @@ fn the_text_report_names_conditions_and_exceptions() {
         "{text}"
     );
     assert!(text.contains("Exceptions among OpLog update pairs: none."), "{text}");
+    // The list's absorbing versions mark the tests their contract forbids, and count them.
+    let out = commuter(&["--structure", "list", "--tests"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  setup: - | A: add(s0) | B: add(s0)\n    oplog-global-absorb: outside its contract, not run\n"),
+        "{text}"
+    );
+    assert!(text.contains("outside its contract (identity rule: an element is added only while absent"), "{text}");
 }
 
 #[test]
