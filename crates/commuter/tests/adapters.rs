@@ -1,24 +1,20 @@
 //! The adapters of the structures crate's implementations (list, rmap, queue, LRU): each
 //! answers as its model, on the generated tests and on long random sequences; contracts
-//! admit exactly what the identity rule allows; the mutex baselines conflict where the
-//! OpLog versions' updates do not; and a log-cache collision, which the report's runs
-//! never have, conflicts and is named.
-
-use std::sync::Arc;
+//! admit exactly what the identity rule allows; and the mutex baselines conflict where
+//! the OpLog versions' updates do not.
 
 use commuter::impls::list::{IDENTITY as LIST_IDENTITY, ListObject};
 use commuter::impls::{self, Impl, Object};
-use commuter::report::{Conflicted, exceptions};
 use commuter::structures::{self, Options};
 use commuter::testgen::Test;
-use commuter::tracer::{CPU_A, CPU_B, CPUS, Cores, Setup, check, conflicts};
+use commuter::tracer::{CPUS, Cores, Setup, check};
 use oplog::{Config, Domain};
 use oplog_model::explore::{Explore, Values};
 use oplog_model::lru::{LruModel, LruOp};
 use oplog_model::queue::{QueueModel, QueueOp};
 use oplog_model::rmap::{Mapping, RmapModel, RmapOp};
 use oplog_model::set::{SetModel, SetOp};
-use oplog_structures::list::{BasicList, ConcurrentList, GlobalAbsorbList};
+use oplog_structures::list::{BasicList, GlobalAbsorbList};
 
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
@@ -175,29 +171,4 @@ fn steady_oplog_updates_touch_only_their_core_and_the_mutex_conflicts_on_its_loc
         let outcome = check(&cores, &RmapModel, imp, &test, Setup::Steady).unwrap();
         assert_eq!(outcome.conflict_free(), imp.id.starts_with("oplog"), "{}: {outcome:?}", imp.id);
     }
-}
-
-/// Two lists in one domain whose log caches have one slot: an update of one evicts the
-/// other's log and synchronizes it, which locks the victim's slot on the other core. The
-/// report names it.
-#[test]
-fn a_log_cache_collision_conflicts_and_the_report_names_it() {
-    let cores = Cores::new(CPUS);
-    let d = Domain::new(Config::per_cpu().cpus(CPUS).cache_slots(1)).unwrap();
-    let victim = Arc::new(BasicList::<u64>::with_domain(&d, Default::default()));
-    let object = Arc::new(BasicList::<u64>::with_domain(&d, Default::default()));
-    for cpu in [CPU_A, CPU_B] {
-        let v = Arc::clone(&victim);
-        cores.run(cpu, move || v.add(cpu as u64 + 10));
-    }
-    let (oa, ob) = (Arc::clone(&object), Arc::clone(&object));
-    let ((), ta) = cores.trace(CPU_A, move || oa.add(1));
-    let ((), tb) = cores.trace(CPU_B, move || ob.add(2));
-    let found = conflicts(&ta, &tb);
-    let labels: Vec<&str> = found.iter().flat_map(|c| c.labels()).collect();
-    assert!(labels.contains(&"Slot.lock"), "the victim's synchronize locks its slot on B: {found:?}");
-    let case = Conflicted { lines: found.into_iter().map(|c| (c.first, c.second)).collect(), test: "collision".into() };
-    let reason = &exceptions(&[case], true)[0].reason;
-    assert!(reason.contains("a log-cache collision"), "{reason}");
-    assert!(object.contains(&1) && object.contains(&2) && victim.contains(&10) && victim.contains(&11));
 }
