@@ -3,9 +3,11 @@
 //! (the OpLog version beside the mutex baseline).
 //!
 //! Each cell is a pair (row: operation A, column: operation B); its text is "not
-//! conflict-free / commutative", its colour the share not conflict-free, from pale green
-//! (none) through red (all). Pairs with no commutative case are grey. The SVG is written
-//! by hand: rectangles and text, no dependencies.
+//! conflict-free / commutative cases checked", its colour the share not conflict-free, from
+//! pale green (none) through red (all). Pairs with no case checked (none commutes, or every
+//! commutative case is outside the implementation's contract) are grey; a panel whose
+//! implementation has a contract says how many cases it left out. The SVG is written by
+//! hand: rectangles and text, no dependencies.
 
 use std::fmt::Write as _;
 
@@ -70,6 +72,13 @@ pub fn render(report: &StructureReport) -> Option<String> {
             totals.conflict_free,
             totals.commutative
         );
+        if totals.outside_contract > 0 {
+            let _ = writeln!(
+                svg,
+                r#"<text x="{x0}" y="70" font-size="12" fill="dimgray">{} more outside its contract, not run</text>"#,
+                totals.outside_contract
+            );
+        }
         let gx = x0 + label_w;
         for (c, k) in kinds.iter().enumerate() {
             let _ = writeln!(
@@ -102,9 +111,14 @@ pub fn render(report: &StructureReport) -> Option<String> {
                 (color(share), format!("{bad}/{}", ip.traced))
             };
             let ink = if share > 0.5 { "white" } else { "black" };
+            let outside = if ip.outside_contract() == 0 {
+                String::new()
+            } else {
+                format!(" ({} more outside the contract, not run)", ip.outside_contract())
+            };
             let _ = writeln!(
                 svg,
-                r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="white" stroke-width="2"><title>{}: {} of {} commutative cases not conflict-free</title></rect>"#,
+                r#"<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="white" stroke-width="2"><title>{}: {} of {} commutative cases checked not conflict-free{outside}</title></rect>"#,
                 xml(&pair.title),
                 bad,
                 ip.traced
@@ -118,8 +132,8 @@ pub fn render(report: &StructureReport) -> Option<String> {
         }
     }
     for (i, line) in [
-        "row: operation A, column: operation B; cell: commutative cases not conflict-free / commutative cases",
-        "(steady state: the object already in both cores' log caches); green: none, red: all, grey: never commutes",
+        "row: operation A, column: operation B; cell: commutative cases not conflict-free / commutative cases checked",
+        "(steady state: the object already in both cores' log caches); green: none, red: all, grey: none checked",
     ]
     .iter()
     .enumerate()
@@ -164,6 +178,7 @@ mod tests {
                 .map(|id| ImplReport {
                     id: (*id).into(),
                     about: String::new(),
+                    contract: None,
                     pairs: vec![
                         ImplPair { traced: 4, conflict_free: if *id == "oplog" { 4 } else { 0 }, ..Default::default() },
                         ImplPair::default(),
@@ -177,10 +192,18 @@ mod tests {
         assert!(svg.contains("s&lt;t&gt;"), "titles are escaped");
         assert!(svg.contains("oplog (4 of 6 cases conflict-free)"));
         assert!(svg.contains("mutex (0 of 6 cases conflict-free)"));
+        assert!(!svg.contains("outside"));
         assert_eq!(svg.matches("<rect x=").count(), 6, "three pairs in each of two panels");
         assert!(svg.contains(">0/4<") && svg.contains(">4/4<") && svg.contains(">—<"));
         assert_eq!(color(0.0), "#e5f5e0");
         assert_eq!(color(1.0), "#a50f15");
+        // A contract that leaves cases out is said in the panel and the cell.
+        let mut contracted = report.clone();
+        contracted.impls[0].pairs[0] =
+            ImplPair { traced: 3, outside_tests: vec![0], conflict_free: 3, ..Default::default() };
+        let svg = render(&contracted).unwrap();
+        assert!(svg.contains("oplog (3 of 5 cases conflict-free)") && svg.contains("1 more outside its contract"));
+        assert!(svg.contains("(1 more outside the contract, not run)") && svg.contains(">0/3<"));
         let mut empty = report.clone();
         empty.impls.clear();
         assert!(render(&empty).is_none());

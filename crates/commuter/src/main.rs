@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::builder::PossibleValuesParser;
 
+use commuter::heatmap;
 use commuter::structures::{self, Options};
+use commuter::summary::Summary;
 use commuter::tracer::{CPUS, Cores};
-use commuter::{heatmap, summary};
 
 /// Command line.
 #[derive(Debug, Parser)]
@@ -29,7 +30,8 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=6))]
     depth: Option<u8>,
 
-    /// Print one JSON object per (structure, implementation, pair) instead of tables.
+    /// Print one JSON object per (structure, implementation, pair) instead of tables, then
+    /// the summary's rows (tagged "annex": "summary").
     #[arg(long)]
     json: bool,
 
@@ -97,8 +99,13 @@ fn main() -> ExitCode {
         }
         reports.push(report);
     }
-    if !cli.json {
-        print!("{}", summary(&reports));
+    let summary = Summary::new(&reports);
+    if cli.json {
+        for line in summary.json_lines() {
+            println!("{line}");
+        }
+    } else {
+        print!("{}", summary.render());
     }
     ExitCode::SUCCESS
 }

@@ -10,17 +10,19 @@
 //!
 //! # A test run
 //!
-//! 1. Build the object (untraced) and replay the set-up operations on [`CPU_SETUP`].
-//! 2. In the [`Setup::Steady`] state, let [`CPU_A`] and [`CPU_B`] each *warm* the object
-//!    (an update that leaves its abstract state unchanged), so both cores' log caches
-//!    already hold it: the steady state the texts measure. In the [`Setup::Cold`] state
-//!    they do not, so an OpLog object's first update on each core installs it in that
-//!    core's log cache, which writes the object's word (`OpLog.word`): a conflict the
-//!    steady state no longer has.
-//! 3. Trace A on [`CPU_A`], then B on [`CPU_B`] (one after the other: the question is which
+//! 1. Build the object (untraced).
+//! 2. In the [`Setup::Steady`] state, let [`CPU_A`] and [`CPU_B`] each *warm* the fresh
+//!    object (updates that leave its abstract state unchanged, [`Object::warm`]), so both
+//!    cores' log caches hold it: the steady state the texts measure. In the
+//!    [`Setup::Cold`] state they do not, so an OpLog object's first update on each core
+//!    installs it in that core's log cache, which writes the object's word (`OpLog.word`):
+//!    a conflict the steady state no longer has.
+//! 3. Replay the set-up operations on [`CPU_SETUP`] (its own log cache: the test cores'
+//!    slots keep the object, and a synchronize leaves installed objects installed).
+//! 4. Trace A on [`CPU_A`], then B on [`CPU_B`] (one after the other: the question is which
 //!    lines each touches, not how they interleave), and check both responses against the
 //!    model.
-//! 4. Repeat from a fresh object with B first. The case is conflict-free when neither order
+//! 5. Repeat from a fresh object with B first. The case is conflict-free when neither order
 //!    has a conflict.
 //!
 //! Two operations *conflict* on a 64-byte line when one writes it and the other reads or
@@ -309,6 +311,12 @@ where
     for op in &test.setup {
         model.step(&mut state, op);
     }
+    if setup == Setup::Steady {
+        for cpu in [CPU_A, CPU_B] {
+            let o = Arc::clone(&object);
+            cores.run(cpu, move || o.warm());
+        }
+    }
     let setup_ops = test.setup.clone();
     let o = Arc::clone(&object);
     cores.run(CPU_SETUP, move || {
@@ -316,12 +324,6 @@ where
             o.run(op);
         }
     });
-    if setup == Setup::Steady {
-        for cpu in [CPU_A, CPU_B] {
-            let o = Arc::clone(&object);
-            cores.run(cpu, move || o.warm());
-        }
-    }
     let ((first, first_cpu), (second, second_cpu)) = match order {
         Order::AB => ((&test.a, CPU_A), (&test.b, CPU_B)),
         Order::BA => ((&test.b, CPU_B), (&test.a, CPU_A)),

@@ -1,6 +1,8 @@
 //! The tracer on hand-made cases: known conflicts (a shared counter, false sharing, a
 //! mutex, a written cell), known conflict-freedom (per-core lines, shared reads), OpLog's
-//! counter in its steady and cold states, and a wrong implementation caught by the model.
+//! counter in its steady and cold states, a log-cache collision (which the report's runs
+//! never have: each object has its own domain), and a wrong implementation caught by the
+//! model.
 
 use std::sync::Arc;
 
@@ -10,11 +12,12 @@ use commuter::impls::{Impl, Object};
 use commuter::report::{Conflicted, exceptions};
 use commuter::testgen::Test;
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Conflict, Cores, Setup, check, conflicts};
-use oplog::Config;
 use oplog::primitive::trace::{Access, AccessKind, record};
 use oplog::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
+use oplog::{Config, Domain};
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp};
+use oplog_structures::list::{BasicList, ConcurrentList};
 
 /// Runs `a` on CPU A and then `b` on CPU B, traced, and returns the conflicts.
 fn trace_pair<T: Send + Sync + 'static>(
@@ -209,6 +212,7 @@ fn an_ordered_update_reading_a_shared_clock_conflicts_and_the_report_says_why() 
             let clock: Arc<dyn ordo::Clock> = Arc::new(TracedLogicalClock::default());
             Box::new(OplogSet::with_config(Config::per_cpu().cpus(CPUS).clock(clock)))
         },
+        contract: None,
     };
     let test = Test::<SetModel> { case: 0, setup: Vec::new(), a: SetOp::Add(0), b: SetOp::Add(1) };
     let outcome = check(&cores, &SetModel, &imp, &test, Setup::Steady).unwrap();
@@ -246,6 +250,7 @@ fn a_response_the_model_does_not_give_is_reported() {
         id: "mutex-broken",
         about: "reads one too many",
         build: || Box::new(OffByOne(Mutex::new(0, "OffByOne.value"))),
+        contract: None,
     };
     let test = Test::<CounterModel> { case: 0, setup: vec![CounterOp::Inc], a: CounterOp::Read, b: CounterOp::Read };
     let err = check(&cores, &CounterModel, &imp, &test, Setup::Steady).unwrap_err();
@@ -254,4 +259,29 @@ fn a_response_the_model_does_not_give_is_reported() {
         "implementation `mutex-broken` returned Value(2) for read() where the model returns Value(1) (test: setup: \
          inc() | A: read() | B: read())"
     );
+}
+
+/// Two lists in one domain whose log caches have one slot: an update of one evicts the
+/// other's log and synchronizes it, which locks the victim's slot on the other core. The
+/// report names it.
+#[test]
+fn a_log_cache_collision_conflicts_and_the_report_names_it() {
+    let cores = Cores::new(CPUS);
+    let d = Domain::new(Config::per_cpu().cpus(CPUS).cache_slots(1)).unwrap();
+    let victim = Arc::new(BasicList::<u64>::with_domain(&d, Default::default()));
+    let object = Arc::new(BasicList::<u64>::with_domain(&d, Default::default()));
+    for cpu in [CPU_A, CPU_B] {
+        let v = Arc::clone(&victim);
+        cores.run(cpu, move || v.add(cpu as u64 + 10));
+    }
+    let (oa, ob) = (Arc::clone(&object), Arc::clone(&object));
+    let ((), ta) = cores.trace(CPU_A, move || oa.add(1));
+    let ((), tb) = cores.trace(CPU_B, move || ob.add(2));
+    let found = conflicts(&ta, &tb);
+    let labels: Vec<&str> = found.iter().flat_map(|c| c.labels()).collect();
+    assert!(labels.contains(&"Slot.lock"), "the victim's synchronize locks its slot on B: {found:?}");
+    let case = Conflicted { lines: found.into_iter().map(|c| (c.first, c.second)).collect(), test: "collision".into() };
+    let reason = &exceptions(&[case], true)[0].reason;
+    assert!(reason.contains("a log-cache collision"), "{reason}");
+    assert!(object.contains(&1) && object.contains(&2) && victim.contains(&10) && victim.contains(&11));
 }

@@ -240,7 +240,7 @@ pub fn symbol_facts<Op>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{counter, list, lru, queue, rmap, set};
+    use crate::{counter, lru, queue, rmap, set};
 
     /// Every argument list of `kind` over symbols `0..3` and the kind's integer ranges.
     fn arg_lists(kind: &OpKind) -> Vec<Vec<Arg>> {
@@ -276,7 +276,6 @@ mod tests {
         round_trip(&counter::CounterModel);
         round_trip(&counter::ZeroReportingCounter);
         round_trip(&set::SetModel);
-        round_trip(&list::ListModel);
         round_trip(&rmap::RmapModel);
         round_trip(&queue::QueueModel);
         round_trip(&lru::LruModel);

@@ -18,18 +18,16 @@
 //! |---|---|---|
 //! | [`counter::CounterModel`] | `inc`, `dec`, `read` | 000 Figure 8 |
 //! | [`counter::ZeroReportingCounter`] | `inc`, `dec` (reports reaching zero), `read` | 002 §8.1 |
-//! | [`set::SetModel`] | `add`, `remove`, `contains` | 000 §7.3 |
-//! | [`list::ListModel`] | `add`, `remove`, `contains` (a multiset) | 000 §7.3, Figure 12 |
+//! | [`set::SetModel`] | `add`, `remove`, `contains` | 000 §7.3 (the list), §7.4 |
 //! | [`rmap::RmapModel`] | `add`, `remove`, `truncate` | 000 §4.3, Figure 7 |
 //! | [`queue::QueueModel`] | `enqueue`, `dequeue` | 000 §3 (inotify) |
-//! | [`lru::LruModel`] | `touch`, `evict` | 000 §1 |
+//! | [`lru::LruModel`] | `touch`, `remove`, `evict` | 000 §1 |
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
 
 pub mod counter;
 pub mod explore;
-pub mod list;
 pub mod lru;
 pub mod queue;
 pub mod rmap;

@@ -1,10 +1,12 @@
 //! An LRU list (000 §1: "LRU lists, for example, are frequently updated but rarely read"):
-//! `touch` marks an item most recently used (adding it if absent), `evict` removes and
-//! returns the least recently used one.
+//! `touch` marks an item most recently used (adding it if absent), `remove` takes an item
+//! out (the object was freed), `evict` removes and returns the least recently used one, as
+//! `oplog_structures::lru`.
 //!
 //! The order of items is observable through `evict`, so two `touch`es of different items
 //! never commute; a `touch` commutes with an `evict` when the list is not empty and the
-//! touched item is not the one evicted.
+//! touched item is not the one evicted. Removing one item leaves the order of the others
+//! alone, so `remove` commutes with every update of another item.
 
 use crate::Model;
 use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};
@@ -14,6 +16,8 @@ use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};
 pub enum LruOp {
     /// Mark the item most recently used.
     Touch(u64),
+    /// Take the item out (no effect if absent).
+    Remove(u64),
     /// Remove and return the least recently used item.
     Evict,
 }
@@ -21,7 +25,7 @@ pub enum LruOp {
 /// An LRU list's response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LruRet {
-    /// `touch` (a blind update).
+    /// `touch` and `remove` (blind updates).
     Done,
     /// `evict`: the item removed, or `None` when the list was empty.
     Evicted(Option<u64>),
@@ -51,6 +55,10 @@ impl Model for LruModel {
                 list.push(x);
                 LruRet::Done
             }
+            LruOp::Remove(x) => {
+                list.retain(|&y| y != x);
+                LruRet::Done
+            }
             LruOp::Evict => LruRet::Evicted((!list.is_empty()).then(|| list.remove(0))),
         }
     }
@@ -58,13 +66,15 @@ impl Model for LruModel {
 
 impl Explore for LruModel {
     fn kinds(&self) -> Vec<OpKind> {
-        vec![OpKind::blind("touch", &[Param::symbol("x")]), OpKind::returning("evict", &[])]
+        let x = [Param::symbol("x")];
+        vec![OpKind::blind("touch", &x), OpKind::blind("remove", &x), OpKind::returning("evict", &[])]
     }
 
     fn build(&self, kind: usize, args: &[Arg]) -> Option<LruOp> {
         match (kind, args) {
             (0, &[Arg::Symbol(x)]) => Some(LruOp::Touch(x)),
-            (1, []) => Some(LruOp::Evict),
+            (1, &[Arg::Symbol(x)]) => Some(LruOp::Remove(x)),
+            (2, []) => Some(LruOp::Evict),
             _ => None,
         }
     }
@@ -72,7 +82,8 @@ impl Explore for LruModel {
     fn split(&self, op: &LruOp) -> (usize, Vec<Arg>) {
         match *op {
             LruOp::Touch(x) => (0, vec![Arg::Symbol(x)]),
-            LruOp::Evict => (1, Vec::new()),
+            LruOp::Remove(x) => (1, vec![Arg::Symbol(x)]),
+            LruOp::Evict => (2, Vec::new()),
         }
     }
 
@@ -102,16 +113,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn evict_takes_the_least_recently_touched() {
+    fn evict_takes_the_least_recently_touched_and_remove_takes_any() {
         let m = LruModel;
         let mut l = m.init();
         for x in [1, 2, 3, 1] {
             m.step(&mut l, &LruOp::Touch(x));
         }
         assert_eq!(l, vec![2, 3, 1]);
+        m.step(&mut l, &LruOp::Remove(3));
+        m.step(&mut l, &LruOp::Remove(4));
+        assert_eq!(l, vec![2, 1], "removing keeps the others' order");
+        m.step(&mut l, &LruOp::Touch(3));
         assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(2)));
-        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(3)));
         assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(1)));
+        assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(Some(3)));
         assert_eq!(m.step(&mut l, &LruOp::Evict), LruRet::Evicted(None));
     }
 }

@@ -2,37 +2,54 @@
 //! spaces. `add` and `remove` are called by `mmap`, `fork` and `exit` (blind updates);
 //! `truncate(o)` finds every mapping that reaches past page `o` and unmaps those pages.
 //!
-//! A mapping is an identity (a `vm_area_struct` pointer in Linux; it matters only by
-//! equality) with a page interval `[s, e)`. Adding an identity already present changes
-//! nothing (a region is added once, 000 §5.2). Truncating does not change the reverse map
-//! (the regions stay; their pages go): its response is the set of mappings it unmapped
-//! pages from, which is what the rest of the system observes.
+//! A mapping is a region's identity (a `vm_area_struct` pointer in Linux; it matters only
+//! by equality) with the page interval `[s, e)` it maps. The state is the set of mappings,
+//! as in `oplog_structures::rmap`: `add(m, s, e)` inserts the mapping, `remove(m, s, e)`
+//! takes it out (the caller names the whole mapping, as Linux passes the `vm_area_struct`,
+//! which knows its range), and either is a no-op when the mapping already is or is not
+//! there. Truncating does not change the reverse map (the regions stay; their pages go):
+//! its response is every piece it unmapped, `(m, s, e)` from page `max(s, o)`, ordered by
+//! `(s, e, m)` as the interval tree walks them.
 //!
 //! Pages run from 0 to [`PAGES`]: small, because the analyzer enumerates every interval.
 
 use crate::Model;
-use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};
-use std::collections::BTreeMap;
+use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param};
+use std::collections::BTreeSet;
 
 /// Number of pages the analyzer's intervals span (`0 ≤ s < e ≤ PAGES`).
 pub const PAGES: i64 = 2;
 
+/// Region `m` maps pages `[start, end)`. Ordered by `(start, end, m)`, the interval
+/// tree's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Mapping {
+    /// First page.
+    pub start: i64,
+    /// One past the last page.
+    pub end: i64,
+    /// The region's identity.
+    pub m: u64,
+}
+
 /// A reverse-map operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RmapOp {
-    /// Record mapping `m` of pages `[start, end)`.
-    Add {
-        /// The mapping's identity.
-        m: u64,
-        /// First page.
-        start: i64,
-        /// One past the last page.
-        end: i64,
-    },
-    /// Forget mapping `m`.
-    Remove(u64),
+    /// Record the mapping.
+    Add(Mapping),
+    /// Forget the mapping.
+    Remove(Mapping),
     /// Unmap every page from `offset` on from every mapping reaching past it.
     Truncate(i64),
+}
+
+/// What `truncate` unmapped from one mapping: its pages from `from` to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Piece {
+    /// The mapping.
+    pub mapping: Mapping,
+    /// First page unmapped.
+    pub from: i64,
 }
 
 /// A reverse map's response.
@@ -40,16 +57,16 @@ pub enum RmapOp {
 pub enum RmapRet {
     /// `add` and `remove` (blind updates).
     Done,
-    /// `truncate`: the mappings it unmapped pages from, ascending.
-    Unmapped(Vec<u64>),
+    /// `truncate`: the pieces it unmapped, in mapping order.
+    Unmapped(Vec<Piece>),
 }
 
-/// The reverse-map model: mapping → `(start, end)`.
+/// The reverse-map model: a set of mappings.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RmapModel;
 
 impl Model for RmapModel {
-    type State = BTreeMap<u64, (i64, i64)>;
+    type State = BTreeSet<Mapping>;
     type Op = RmapOp;
     type Ret = RmapRet;
 
@@ -58,41 +75,45 @@ impl Model for RmapModel {
     }
 
     fn init(&self) -> Self::State {
-        BTreeMap::new()
+        BTreeSet::new()
     }
 
     fn step(&self, map: &mut Self::State, op: &RmapOp) -> RmapRet {
         match *op {
-            RmapOp::Add { m, start, end } => {
-                map.entry(m).or_insert((start, end));
+            RmapOp::Add(mapping) => {
+                map.insert(mapping);
                 RmapRet::Done
             }
-            RmapOp::Remove(m) => {
-                map.remove(&m);
+            RmapOp::Remove(mapping) => {
+                map.remove(&mapping);
                 RmapRet::Done
             }
-            RmapOp::Truncate(offset) => {
-                RmapRet::Unmapped(map.iter().filter(|&(_, &(_, end))| end > offset).map(|(&m, _)| m).collect())
-            }
+            RmapOp::Truncate(offset) => RmapRet::Unmapped(
+                map.iter()
+                    .filter(|m| m.end > offset)
+                    .map(|&mapping| Piece { mapping, from: mapping.start.max(offset) })
+                    .collect(),
+            ),
         }
     }
 }
 
 impl Explore for RmapModel {
     fn kinds(&self) -> Vec<OpKind> {
+        let mapping = [Param::symbol("m"), Param::int("s", 0, PAGES - 1), Param::int("e", 1, PAGES)];
         vec![
-            OpKind::blind("add", &[Param::symbol("m"), Param::int("s", 0, PAGES - 1), Param::int("e", 1, PAGES)]),
-            OpKind::blind("remove", &[Param::symbol("m")]),
+            OpKind::blind("add", &mapping),
+            OpKind::blind("remove", &mapping),
             OpKind::returning("truncate", &[Param::int("o", 0, PAGES)]),
         ]
     }
 
     fn build(&self, kind: usize, args: &[Arg]) -> Option<RmapOp> {
         match (kind, args) {
-            (0, &[Arg::Symbol(m), Arg::Int(start), Arg::Int(end)]) if start < end => {
-                Some(RmapOp::Add { m, start, end })
+            (0 | 1, &[Arg::Symbol(m), Arg::Int(start), Arg::Int(end)]) if start < end => {
+                let mapping = Mapping { start, end, m };
+                Some(if kind == 0 { RmapOp::Add(mapping) } else { RmapOp::Remove(mapping) })
             }
-            (1, &[Arg::Symbol(m)]) => Some(RmapOp::Remove(m)),
             (2, &[Arg::Int(o)]) => Some(RmapOp::Truncate(o)),
             _ => None,
         }
@@ -100,38 +121,31 @@ impl Explore for RmapModel {
 
     fn split(&self, op: &RmapOp) -> (usize, Vec<Arg>) {
         match *op {
-            RmapOp::Add { m, start, end } => (0, vec![Arg::Symbol(m), Arg::Int(start), Arg::Int(end)]),
-            RmapOp::Remove(m) => (1, vec![Arg::Symbol(m)]),
+            RmapOp::Add(Mapping { start, end, m }) => (0, vec![Arg::Symbol(m), Arg::Int(start), Arg::Int(end)]),
+            RmapOp::Remove(Mapping { start, end, m }) => (1, vec![Arg::Symbol(m), Arg::Int(start), Arg::Int(end)]),
             RmapOp::Truncate(o) => (2, vec![Arg::Int(o)]),
         }
     }
 
     fn map_symbols(&self, map: &Self::State, f: &mut dyn FnMut(u64) -> u64) -> Self::State {
-        map.iter().map(|(&m, &range)| (f(m), range)).collect()
+        map.iter().map(|&mapping| Mapping { m: f(mapping.m), ..mapping }).collect()
     }
 
-    /// For each mapping argument `m`, `m ∈ M`; for each mapping argument and each
-    /// truncation offset `o` of the other operation, whether `m` is mapped past `o`.
+    /// For each update, whether its mapping is in the map (`(m, s, e) ∈ M`); for two
+    /// updates, whether they name the same mapping. (The analyzer compares a mapping's end
+    /// with a truncation offset itself.)
     fn facts(&self, map: &Self::State, ops: &[NamedOp<'_, RmapOp>]) -> Vec<Fact> {
-        let mut facts = symbol_facts(
-            ops,
-            |op| self.split(op).1,
-            |m| format!("{m} ∈ M"),
-            |m| format!("{m} ∉ M"),
-            |m| map.contains_key(&m),
-        );
-        for (i, a) in ops.iter().enumerate() {
-            for (j, b) in ops.iter().enumerate() {
-                let (&(RmapOp::Add { m, .. } | RmapOp::Remove(m)), &RmapOp::Truncate(o)) = (a.op, b.op) else {
-                    continue;
-                };
-                if i == j {
-                    continue;
-                }
-                let past = map.get(&m).is_some_and(|&(_, end)| end > o);
-                let (m, o) = (a.name(0), b.name(0));
-                facts.push(Fact::new(format!("{m} mapped past {o}"), format!("{m} not mapped past {o}"), past));
+        let mut facts = Vec::new();
+        let mut updates = Vec::new();
+        for named in ops {
+            if let RmapOp::Add(mapping) | RmapOp::Remove(mapping) = *named.op {
+                let shown = format!("({}, {}, {})", named.name(0), named.name(1), named.name(2));
+                facts.push(Fact::new(format!("{shown} ∈ M"), format!("{shown} ∉ M"), map.contains(&mapping)));
+                updates.push((shown, mapping));
             }
+        }
+        if let [(a, ma), (b, mb)] = updates.as_slice() {
+            facts.push(Fact::new(format!("{a} = {b}"), format!("{a} ≠ {b}"), ma == mb));
         }
         facts
     }
@@ -142,16 +156,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn truncate_reports_mappings_past_the_offset_and_keeps_them() {
-        let m = RmapModel;
-        let mut s = m.init();
-        m.step(&mut s, &RmapOp::Add { m: 1, start: 0, end: 1 });
-        m.step(&mut s, &RmapOp::Add { m: 2, start: 0, end: 2 });
-        m.step(&mut s, &RmapOp::Add { m: 2, start: 1, end: 2 });
-        assert_eq!(s[&2], (0, 2), "a mapping is added once");
-        assert_eq!(m.step(&mut s, &RmapOp::Truncate(1)), RmapRet::Unmapped(vec![2]));
-        assert_eq!(m.step(&mut s, &RmapOp::Truncate(0)), RmapRet::Unmapped(vec![1, 2]));
-        m.step(&mut s, &RmapOp::Remove(2));
-        assert_eq!(m.step(&mut s, &RmapOp::Truncate(0)), RmapRet::Unmapped(vec![1]));
+    fn truncate_reports_the_pieces_past_the_offset_and_keeps_the_mappings() {
+        let model = RmapModel;
+        let mut s = model.init();
+        let a = Mapping { start: 0, end: 1, m: 1 };
+        let b = Mapping { start: 0, end: 2, m: 2 };
+        model.step(&mut s, &RmapOp::Add(a));
+        model.step(&mut s, &RmapOp::Add(b));
+        model.step(&mut s, &RmapOp::Add(b));
+        assert_eq!(s.len(), 2, "a mapping is in the map once");
+        assert_eq!(model.step(&mut s, &RmapOp::Truncate(1)), RmapRet::Unmapped(vec![Piece { mapping: b, from: 1 }]));
+        assert_eq!(
+            model.step(&mut s, &RmapOp::Truncate(0)),
+            RmapRet::Unmapped(vec![Piece { mapping: a, from: 0 }, Piece { mapping: b, from: 0 }])
+        );
+        // Removing names the whole mapping: the same region with another range is another
+        // mapping.
+        model.step(&mut s, &RmapOp::Remove(Mapping { start: 1, end: 2, m: 2 }));
+        assert_eq!(s.len(), 2);
+        model.step(&mut s, &RmapOp::Remove(b));
+        assert_eq!(model.step(&mut s, &RmapOp::Truncate(0)), RmapRet::Unmapped(vec![Piece { mapping: a, from: 0 }]));
     }
 }

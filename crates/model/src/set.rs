@@ -1,5 +1,9 @@
 //! A set of keys: `add`, `remove`, `contains` (the shape of the texts' lists and of the
 //! open-object list, 000 §7.3–7.4).
+//!
+//! It is also the list's model: the linked list of 000 §7.3 (`oplog_structures::list`) holds
+//! each element once, adding a present element or removing an absent one changes nothing,
+//! and no operation observes the order of its nodes, so its abstract state is this set.
 
 use crate::Model;
 use crate::explore::{Arg, Explore, Fact, NamedOp, OpKind, Param, symbol_facts};

@@ -23,7 +23,7 @@
 //! | [`rmap`] | reverse map: interval tree of mappings, `add` / `remove` / `truncate` | 000 §3, §4.3, §5.2, Figure 7 | unordered log (and the text's timestamped one), local and global absorption | mutex around the tree; lock-free list |
 //! | [`notify`] | notification queue (inotify): many producers, one consumer | 000 §3, Figure 2 | ordered log | `Mutex<VecDeque>`; crossbeam `SegQueue` |
 //! | [`lru`] | LRU list: `touch` on every access, `evict` the least recently used | 000 §1 | ordered log, a newer op on a key absorbs older ones | mutex around the list |
-//! | [`list`] | singly linked list | 000 §7.3, Figure 12 | basic, global absorption, local absorption | lock-free Harris list with epoch reclamation |
+//! | [`list`] | singly linked list | 000 §7.3, Figure 12 | basic, global absorption, local absorption | lock-free Harris list with epoch reclamation; mutex around the list |
 //! | [`open_files`] | open-object list: add on open, remove on close, iterate rarely | 000 §7.4, 004 §4.5 | unordered log, local and global absorption | mutex around the set; per-core lists (004 §4.5) |
 //! | [`namecache`] | name-cache entry: generation number and reference count | 000 §3 (stat), 004 §4.4 | OpLog distributed counter | ticket spinlock; compare-and-swap |
 //!

@@ -62,16 +62,19 @@ pub fn impls() -> Vec<Impl<CounterModel>> {
             id: "oplog",
             about: "oplog::Counter, per-CPU slots (000 Figure 8)",
             build: || Box::new(OplogCounter::new(Config::per_cpu().cpus(CPUS))),
+            contract: None,
         },
         Impl {
             id: "oplog-perthread",
             about: "oplog::Counter, per-thread slots",
             build: || Box::new(OplogCounter::new(Config::per_thread())),
+            contract: None,
         },
         Impl {
             id: "mutex",
             about: "an i64 under a mutex",
             build: || Box::new(MutexCounter(Mutex::new(0, "MutexCounter.value"))),
+            contract: None,
         },
     ]
 }

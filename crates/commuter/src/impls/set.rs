@@ -112,11 +112,13 @@ pub fn impls() -> Vec<Impl<SetModel>> {
             id: "oplog",
             about: "OpLog<Ordered<SetUpdate>> over a BTreeSet, per-CPU slots",
             build: || Box::new(OplogSet::new()),
+            contract: None,
         },
         Impl {
             id: "mutex",
             about: "a BTreeSet under a mutex",
             build: || Box::new(MutexSet(Mutex::new(BTreeSet::new(), "MutexSet.set"))),
+            contract: None,
         },
     ]
 }

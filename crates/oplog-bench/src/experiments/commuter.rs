@@ -12,26 +12,37 @@
 //! with cargo from the `CARGO` environment variable (set when `oplog-bench` itself runs
 //! under cargo) or `PATH`, and the workspace found from this crate's manifest directory at
 //! compile time or the current directory. Cargo's progress (the first build takes a minute)
-//! goes to stderr as usual. Each JSON line the checker prints (one per
-//! structure, implementation and pair of operations) becomes a row of the `pairs` annex:
-//! `structure`, `impl` (`oplog…` or `mutex…`), `op_a`, `op_b`, `commutative_cases`,
-//! `conflict_free_cases`, and the rest listed in [`COLUMNS`]. With `--out DIR` the checker
-//! also writes `commuter-<structure>.svg` heatmaps there, and the sink writes
-//! `commuter-pairs.csv`.
+//! goes to stderr as usual. The checker prints two kinds of JSON lines:
+//!
+//! * one per structure, implementation and pair of operations: a row of the `pairs` annex,
+//!   `structure`, `impl` (`oplog…` or `mutex…`), `op_a`, `op_b`, `commutative_cases`,
+//!   `conflict_free_cases`, and the rest listed in [`COLUMNS`];
+//! * its summary, tagged `"annex": "summary"`: a row of the `summary` annex per structure
+//!   and implementation, then `structure` = `all` rows summing the OpLog versions
+//!   (`impl` = `oplog`) and the mutex baselines (`impl` = `mutex`), with the columns in
+//!   [`SUMMARY_COLUMNS`]. The `all`/`oplog` row's `update_conflict_free_percent` is the
+//!   share of checked commutative update-pair cases that OpLog makes conflict-free, and its
+//!   `update_exceptions` lists every exception with its reason.
+//!
+//! On the terminal, the columns that hold lists (`exceptions`, `update_exceptions`) and a
+//! few redundant ones are left out of the tables, and the exceptions are listed under them
+//! instead; JSON lines and CSV files keep every column. With `--out DIR` the checker also
+//! writes `commuter-<structure>.svg` heatmaps there, and the sink writes
+//! `commuter-pairs.csv` and `commuter-summary.csv`.
 
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::experiments::Experiment;
 use crate::harness::Settings;
 use crate::output::{Annex, Sink};
 
 /// The `pairs` annex's columns, in order: the fields of each checker line.
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 14] = [
     "structure",
     "impl",
     "op_a",
@@ -41,10 +52,49 @@ pub const COLUMNS: [&str; 13] = [
     "cases",
     "commutative_cases",
     "untraceable_cases",
+    "outside_contract_cases",
     "conflict_free_cases",
     "cold_conflict_free_cases",
     "condition",
     "exceptions",
+];
+
+/// The `pairs` columns left out of the terminal table (`pair` names both operations).
+const COLUMNS_HIDDEN: [&str; 4] = ["op_a", "op_b", "untraceable_cases", "exceptions"];
+
+/// The `summary` annex's columns, in order: the fields of each checker summary line.
+pub const SUMMARY_COLUMNS: [&str; 19] = [
+    "structure",
+    "impl",
+    "impls",
+    "contract",
+    "update_commutative_cases",
+    "update_outside_contract_cases",
+    "update_checked_cases",
+    "update_conflict_free_cases",
+    "update_conflict_free_percent",
+    "update_conflict_free_percent_of_commutative",
+    "update_cold_conflict_free_cases",
+    "all_commutative_cases",
+    "all_outside_contract_cases",
+    "all_checked_cases",
+    "all_conflict_free_cases",
+    "all_conflict_free_percent",
+    "all_conflict_free_percent_of_commutative",
+    "all_cold_conflict_free_cases",
+    "update_exceptions",
+];
+
+/// The `summary` columns shown on the terminal (the update pairs' counts and the share
+/// over all pairs); the others are hidden there.
+const SUMMARY_SHOWN: [&str; 7] = [
+    "structure",
+    "impl",
+    "update_outside_contract_cases",
+    "update_checked_cases",
+    "update_conflict_free_cases",
+    "update_conflict_free_percent",
+    "all_conflict_free_percent",
 ];
 
 /// The checker's manifest, relative to the workspace root.
@@ -88,7 +138,18 @@ impl Experiment for CommuterExperiment {
         }
         let stdout = String::from_utf8(output.stdout)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("`{shown}` printed non-UTF-8: {e}")))?;
-        sink.annex(parse(&stdout)?)
+        let (pairs, summary) = parse(&stdout)?;
+        if let Some(dir) = sink.out_dir().map(Path::to_path_buf) {
+            let mut structures: Vec<&str> = pairs.rows.iter().filter_map(|r| r[0].as_str()).collect();
+            structures.dedup();
+            for file in structures.iter().map(|s| format!("commuter-{s}.svg")) {
+                if dir.join(&file).is_file() {
+                    sink.wrote(&file);
+                }
+            }
+        }
+        sink.annex(pairs)?;
+        sink.annex(summary)
     }
 }
 
@@ -111,17 +172,28 @@ pub fn find_manifest<'a>(roots: impl IntoIterator<Item = &'a PathBuf>) -> io::Re
     ))
 }
 
-/// The checker's JSON lines as the `pairs` annex.
+/// The checker's JSON lines as the `pairs` and `summary` annexes, with the exceptions and
+/// the OpLog verdict as notes under their terminal tables.
 ///
 /// # Errors
-/// `InvalidData` naming the line that is not a JSON object or lacks one of [`COLUMNS`].
-pub fn parse(stdout: &str) -> io::Result<Annex> {
-    let mut annex = Annex::new(
+/// `InvalidData` naming the line that is not a JSON object or lacks one of its annex's
+/// columns.
+pub fn parse(stdout: &str) -> io::Result<(Annex, Annex)> {
+    let mut pairs = Annex::new(
         "pairs",
         "commutative cases and conflict-free cases per structure, implementation and pair (steady state; cold: \
          first touch on each core)",
         &COLUMNS,
     );
+    let mut summary = Annex::new(
+        "summary",
+        "per structure and implementation, and over all OpLog versions and all mutex baselines: commutative cases \
+         checked and conflict-free (update pairs and all pairs)",
+        &SUMMARY_COLUMNS,
+    );
+    pairs = COLUMNS_HIDDEN.iter().fold(pairs, |a, c| a.hide_in_text(c));
+    summary = SUMMARY_COLUMNS.iter().filter(|c| !SUMMARY_SHOWN.contains(c)).fold(summary, |a, c| a.hide_in_text(c));
+    let mut exceptions = Vec::new();
     for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
         let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, format!("commuter output: {why}: {line}"));
         let object = match serde_json::from_str::<Value>(line) {
@@ -129,32 +201,163 @@ pub fn parse(stdout: &str) -> io::Result<Annex> {
             Ok(_) => return Err(bad("not a JSON object".into())),
             Err(e) => return Err(bad(format!("not JSON ({e})"))),
         };
-        let row = COLUMNS
+        let is_summary = object.get("annex").and_then(Value::as_str) == Some("summary");
+        let columns: &[&str] = if is_summary { &SUMMARY_COLUMNS } else { &COLUMNS };
+        let row = columns
             .iter()
             .map(|c| object.get(*c).cloned().ok_or_else(|| bad(format!("no `{c}` field"))))
             .collect::<io::Result<Vec<Value>>>()?;
-        annex.row(row);
+        if is_summary {
+            summary.row(row);
+            note_summary(&mut summary, &object);
+        } else {
+            exceptions.extend(exception_notes(&object));
+            pairs.row(row);
+        }
     }
-    Ok(annex)
+    if exceptions.is_empty() {
+        pairs.note("exceptions: none");
+    } else {
+        pairs
+            .note("exceptions (commutative cases that are not conflict-free, grouped by the fields they conflict on):");
+        exceptions.into_iter().for_each(|n| pairs.note(n));
+    }
+    Ok((pairs, summary))
+}
+
+/// The notes for one pair line's exceptions: `structure impl pair: n of m cases: reason`,
+/// the conflicting fields, and an example.
+fn exception_notes(object: &Map<String, Value>) -> Vec<String> {
+    let text = |k: &str| object.get(k).map(plain).unwrap_or_default();
+    let count = |k: &str| object.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let checked = count("commutative_cases")
+        .saturating_sub(count("untraceable_cases"))
+        .saturating_sub(count("outside_contract_cases"));
+    let mut notes = Vec::new();
+    for e in object.get("exceptions").and_then(Value::as_array).into_iter().flatten() {
+        let field = |k: &str| e.get(k).map(plain).unwrap_or_default();
+        notes.push(format!(
+            "  {} {} {}: {} of {checked} cases: {}",
+            text("structure"),
+            text("impl"),
+            text("pair"),
+            field("cases"),
+            field("reason")
+        ));
+        notes.push(format!("      {}", field("conflicts")));
+        notes.push(format!("      e.g. {}", field("example")));
+    }
+    notes
+}
+
+/// The notes under the summary: the OpLog verdict and its exceptions (from the `all` /
+/// `oplog` row), and each implementation's contract.
+fn note_summary(summary: &mut Annex, object: &Map<String, Value>) {
+    let text = |k: &str| object.get(k).map(plain).unwrap_or_default();
+    if let Some(contract) = object.get("contract").and_then(Value::as_str) {
+        summary.note(format!("contract of {} {}: {contract}", text("structure"), text("impl")));
+    }
+    if text("structure") != "all" || text("impl") != "oplog" {
+        return;
+    }
+    summary.note(format!(
+        "OpLog versions ({}), update pairs: {} of {} checked commutative cases are conflict-free ({}%); {} more are \
+         outside the absorbing versions' contract, not run on them ({}% of all {} commutative update cases are \
+         checked and conflict-free)",
+        text("impls"),
+        text("update_conflict_free_cases"),
+        text("update_checked_cases"),
+        text("update_conflict_free_percent"),
+        text("update_outside_contract_cases"),
+        text("update_conflict_free_percent_of_commutative"),
+        text("update_commutative_cases"),
+    ));
+    let exceptions = object.get("update_exceptions").and_then(Value::as_array).cloned().unwrap_or_default();
+    if exceptions.is_empty() {
+        summary.note("exceptions among OpLog update pairs: none");
+    } else {
+        summary.note("exceptions among OpLog update pairs:");
+        for e in &exceptions {
+            let field = |k: &str| e.get(k).map(plain).unwrap_or_default();
+            summary.note(format!(
+                "  {} {} {}: {} cases: {}",
+                field("structure"),
+                field("impl"),
+                field("pair"),
+                field("cases"),
+                field("reason")
+            ));
+        }
+    }
+}
+
+/// A JSON value as plain text (strings without quotes).
+fn plain(v: &Value) -> String {
+    crate::output::csv::cell(v).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
+    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
+
+    const CONFLICTING: &str = r#"{"structure":"set","impl":"mutex","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":0,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[{"cases":12,"reason":"every operation takes the structure's one lock (MutexSet.set)","conflicts":"MutexSet.set (A acquire; B acquire)","example":"setup: - | A: add(s0) | B: remove(s1)"}]}"#;
+
+    const SUMMARY: &str = r#"{"annex":"summary","structure":"all","impl":"oplog","impls":2,"contract":null,"update_commutative_cases":30,"update_outside_contract_cases":6,"update_checked_cases":24,"update_conflict_free_cases":24,"update_conflict_free_percent":100.0,"update_conflict_free_percent_of_commutative":80.0,"update_cold_conflict_free_cases":0,"all_commutative_cases":40,"all_outside_contract_cases":6,"all_checked_cases":34,"all_conflict_free_cases":24,"all_conflict_free_percent":70.6,"all_conflict_free_percent_of_commutative":60.0,"all_cold_conflict_free_cases":0,"update_exceptions":[]}"#;
 
     #[test]
     fn checker_lines_become_annex_rows() {
-        let annex = parse(&format!("{LINE}\n\n{LINE}\n")).unwrap();
-        assert_eq!(annex.name, "pairs");
-        assert_eq!(annex.rows.len(), 2);
-        let json: Value = serde_json::from_str(&annex.json_lines("commuter")[0]).unwrap();
+        let (pairs, summary) = parse(&format!("{LINE}\n\n{LINE}\n{SUMMARY}\n")).unwrap();
+        assert_eq!(pairs.name, "pairs");
+        assert_eq!(pairs.rows.len(), 2);
+        let json: Value = serde_json::from_str(&pairs.json_lines("commuter")[0]).unwrap();
         assert_eq!(json["experiment"], "commuter");
         assert_eq!(json["annex"], "pairs");
         assert_eq!(json["impl"], "oplog");
         assert_eq!(json["commutative_cases"], 12);
         assert_eq!(json["conflict_free_cases"], 12);
+        assert_eq!(json["exceptions"], serde_json::json!([]));
+        assert_eq!(summary.rows.len(), 1);
+        let json: Value = serde_json::from_str(&summary.json_lines("commuter")[0]).unwrap();
+        assert_eq!(json["annex"], "summary");
+        assert_eq!((json["structure"].as_str(), json["impl"].as_str()), (Some("all"), Some("oplog")));
+        assert_eq!(json["update_conflict_free_percent"], 100.0);
+    }
+
+    #[test]
+    fn the_terminal_lists_exceptions_under_narrow_tables() {
+        let (pairs, summary) = parse(&format!("{LINE}\n{CONFLICTING}\n{SUMMARY}\n")).unwrap();
+        let text = pairs.render();
+        let header = text.lines().nth(1).unwrap();
+        assert!(header.starts_with("structure") && !header.contains("exceptions"), "{text}");
+        assert!(!header.contains("op_a"), "{text}");
+        assert!(text.lines().all(|l| !l.contains("[{")), "no JSON list in the table: {text}");
+        assert!(
+            text.contains(
+                "  set mutex add(x) / remove(y): 12 of 12 cases: every operation takes the structure's one lock \
+                 (MutexSet.set)\n      MutexSet.set (A acquire; B acquire)\n      e.g. setup: - | A: add(s0) | B: \
+                 remove(s1)\n"
+            ),
+            "{text}"
+        );
+        // JSON keeps the list.
+        let json: Value = serde_json::from_str(&pairs.json_lines("commuter")[1]).unwrap();
+        assert_eq!(json["exceptions"][0]["cases"], 12);
+        let text = summary.render();
+        assert!(
+            text.contains(
+                "OpLog versions (2), update pairs: 24 of 24 checked commutative cases are conflict-free (100.0%)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("6 more are outside") && text.contains("exceptions among OpLog update pairs: none"),
+            "{text}"
+        );
+        assert!(!text.lines().nth(1).unwrap().contains("update_exceptions"), "{text}");
+        let (pairs, _) = parse(LINE).unwrap();
+        assert!(pairs.render().ends_with("exceptions: none\n"));
     }
 
     #[test]
@@ -165,6 +368,8 @@ mod tests {
         let err = parse(&LINE.replace(r#""op_b":"remove","#, "")).unwrap_err();
         assert!(err.to_string().contains("no `op_b` field"), "{err}");
         assert!(parse("[1]").unwrap_err().to_string().contains("not a JSON object"));
+        let err = parse(&SUMMARY.replace(r#""impls":2,"#, "")).unwrap_err();
+        assert!(err.to_string().contains("no `impls` field"), "{err}");
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! line `{"experiment": …, "annex": …, <column>: <value>, …}` (so scripts tell annex lines from
 //! records by the `annex` field); otherwise it is printed as an aligned table after the
 //! experiment's main table. With `--out DIR` it is written to `DIR/<experiment>-<annex>.csv`.
+//!
+//! Columns too wide for a terminal (a list of exceptions with their reasons) can be left out
+//! of the text table ([`Annex::hide_in_text`]) and said instead in notes printed under it
+//! ([`Annex::note`]); JSON lines and CSV keep every column.
 
 use std::io::{self, Write};
 
@@ -23,6 +27,10 @@ pub struct Annex {
     pub columns: Vec<String>,
     /// Rows, each with one value per column.
     pub rows: Vec<Vec<Value>>,
+    /// Columns left out of the text table (JSON and CSV keep them).
+    pub hidden_in_text: Vec<String>,
+    /// Lines printed under the text table.
+    pub notes: Vec<String>,
 }
 
 impl Annex {
@@ -33,7 +41,21 @@ impl Annex {
             title: title.to_owned(),
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
             rows: Vec::new(),
+            hidden_in_text: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Leaves `column` out of the text table. Panics if there is no such column.
+    pub fn hide_in_text(mut self, column: &str) -> Self {
+        assert!(self.columns.iter().any(|c| c == column), "annex `{}` has no column `{column}`", self.name);
+        self.hidden_in_text.push(column.to_owned());
+        self
+    }
+
+    /// Adds a line to print under the text table.
+    pub fn note(&mut self, line: impl Into<String>) {
+        self.notes.push(line.into());
     }
 
     /// Appends a row. Panics if it does not have one value per column.
@@ -58,15 +80,21 @@ impl Annex {
             .collect()
     }
 
-    /// The annex as an aligned text table under its title, ending in a newline.
+    /// The annex as an aligned text table under its title, without the hidden columns,
+    /// then its notes, ending in a newline.
     pub fn render(&self) -> String {
-        let mut rows = vec![self.columns.clone()];
-        rows.extend(
-            self.rows
-                .iter()
-                .map(|r| r.iter().map(|v| if v.is_null() { "-".into() } else { csv::cell(v).into_owned() }).collect()),
-        );
-        format!("{}\n{}", self.title, table::align(&rows))
+        let shown: Vec<usize> =
+            (0..self.columns.len()).filter(|&i| !self.hidden_in_text.contains(&self.columns[i])).collect();
+        let mut rows = vec![shown.iter().map(|&i| self.columns[i].clone()).collect()];
+        rows.extend(self.rows.iter().map(|r| {
+            shown.iter().map(|&i| if r[i].is_null() { "-".into() } else { csv::cell(&r[i]).into_owned() }).collect()
+        }));
+        let mut out = format!("{}\n{}", self.title, table::align(&rows));
+        for note in &self.notes {
+            out.push_str(note);
+            out.push('\n');
+        }
+        out
     }
 
     /// Writes the annex as CSV with a header row.
@@ -108,6 +136,27 @@ mod tests {
         let mut csv_text = Vec::new();
         a.write_csv(&mut csv_text).unwrap();
         assert_eq!(String::from_utf8(csv_text).unwrap(), "writer,cpu0,cpu1\n0,,77\n1,27,\n");
+    }
+
+    #[test]
+    fn hidden_columns_stay_in_json_and_csv_and_notes_follow_the_table() {
+        let mut a = sample().hide_in_text("cpu0");
+        a.note("note: cpu0 is in the CSV");
+        let text = a.render();
+        assert!(text.starts_with("clock offsets (ticks)\nwriter  cpu1\n"), "{text}");
+        assert!(!text.contains("27"), "{text}");
+        assert!(text.ends_with("1          -\nnote: cpu0 is in the CSV\n"), "{text}");
+        let first: Value = serde_json::from_str(&a.json_lines("clock")[1]).unwrap();
+        assert_eq!(first["cpu0"], 27);
+        let mut csv_text = Vec::new();
+        a.write_csv(&mut csv_text).unwrap();
+        assert!(String::from_utf8(csv_text).unwrap().starts_with("writer,cpu0,cpu1\n"));
+    }
+
+    #[test]
+    #[should_panic(expected = "has no column `cpu9`")]
+    fn hiding_an_unknown_column_is_a_bug() {
+        let _ = sample().hide_in_text("cpu9");
     }
 
     #[test]

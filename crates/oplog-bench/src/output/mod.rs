@@ -324,6 +324,15 @@ impl Sink {
         Ok(())
     }
 
+    /// Records a figure the current experiment wrote into the output directory itself
+    /// (`file`, a name in that directory, such as the commuter's heatmaps), so that it is
+    /// listed and linked from the report like the ones [`Sink::figure`] writes. Panics
+    /// outside `begin`..`end`, or without an output directory.
+    pub fn wrote(&mut self, file: &str) {
+        assert!(self.options.out_dir.is_some(), "Sink::wrote without an output directory");
+        self.current.as_mut().expect("Sink::wrote outside begin/end").figures.push(file.to_owned());
+    }
+
     /// Finishes the current experiment: prints its table (without `--json`), writes its
     /// CSV and SVG into the output directory, if any (not for an experiment that pushed
     /// only annexes), and keeps its report section.
@@ -516,6 +525,8 @@ mod tests {
         sink.annex(annex).unwrap();
         let chart = plot::Chart { title: "t", x_label: "x", y_label: "y", x_scale: plot::Scale::Linear, log_y: false };
         sink.figure("model", &chart, &[Series { label: "m".into(), points: vec![(1.0, 1.0)] }]).unwrap();
+        fs::write(dir.join("counter-own.svg"), "<svg/>").unwrap();
+        sink.wrote("counter-own.svg");
         sink.end().unwrap();
         sink.finish().unwrap();
         let text = buf.text();
@@ -525,7 +536,9 @@ mod tests {
         assert!(fs::read_to_string(dir.join("counter-model.svg")).unwrap().starts_with("<svg"));
         assert_eq!(fs::read_to_string(dir.join(JSONL_FILE)).unwrap(), text, "all.jsonl holds every line");
         let report = fs::read_to_string(dir.join(REPORT_FILE)).unwrap();
-        for link in ["(counter.svg)", "(counter.csv)", "(counter-extra.csv)", "(counter-model.svg)"] {
+        for link in
+            ["(counter.svg)", "(counter.csv)", "(counter-extra.csv)", "(counter-model.svg)", "(counter-own.svg)"]
+        {
             assert!(report.contains(link), "report lacks {link}:\n{report}");
         }
         let _ = fs::remove_dir_all(&dir);

@@ -11,6 +11,7 @@
 //! | [`GlobalAbsorbList`] | `oplog-global-absorb` | ordered log; an add and a remove of one element in a synchronize's batch cancel (000 §5.2 `try_absorb`) |
 //! | [`LocalAbsorbList`] | `oplog-local-absorb` | unordered log (000 §7.3: "the operations do not have to be executed in order"); a remove cancels its add in the calling core's log, global absorption catches pairs split across cores |
 //! | [`HarrisList`] | `lockfree` | the lock-free list of 000 §7.3 (its reference \[17\], Harris), with epoch reclamation |
+//! | [`MutexList`] | `mutex` | the [`SeqList`] behind one lock: the "stock" design the other structures are compared with, so the commutativity checker can set a lock-based list beside the OpLog ones (000 §7.3 itself measures the lock-free list) |
 //!
 //! The sequential type is [`SeqList`], a singly linked list with set semantics; the OpLog
 //! variants are [`LoggedSet`]s over it (see [`crate::logged_set`] for the absorption and
@@ -19,9 +20,10 @@
 //! # Operations
 //!
 //! * `add(x)`: inserts `x`. Set semantics: adding a present element changes nothing
-//!   (`BasicList`, `HarrisList`); the absorbing variants require `x` to be absent.
+//!   (`BasicList`, `HarrisList`, `MutexList`); the absorbing variants require `x` to be
+//!   absent.
 //! * `remove(x)`: removes `x`; removing an absent element changes nothing (`BasicList`,
-//!   `HarrisList`); the absorbing variants require `x` to be present.
+//!   `HarrisList`, `MutexList`); the absorbing variants require `x` to be present.
 //! * `contains(x)`, `snapshot()`: reads. The OpLog variants synchronize first; the
 //!   lock-free list's `snapshot` is a weakly consistent traversal (exact when no update
 //!   runs concurrently).
@@ -34,6 +36,7 @@ pub use harris::HarrisList;
 
 use crate::logged_set::{AbsorbGlobal, AbsorbLocal, Basic, LoggedSet, SetKind, SetLike};
 use crate::spec::{Concurrent, Model};
+use oplog::primitive::Mutex;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::hash::Hash;
@@ -209,6 +212,51 @@ impl<T: Element> ConcurrentList<T> for HarrisList<T> {
     }
 }
 
+/// The [`SeqList`] behind one lock (`mutex`): every operation takes it, so any two
+/// operations conflict on its cache line. Built on [`oplog::primitive::Mutex`], so loom and
+/// the commutativity checker's tracer see the lock.
+pub struct MutexList<T> {
+    list: Mutex<SeqList<T>>,
+}
+
+impl<T: Element> fmt::Debug for MutexList<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MutexList").field("list", &self.list).finish()
+    }
+}
+
+impl<T: Element> MutexList<T> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self { list: Mutex::new(SeqList::new(), "MutexList.list") }
+    }
+}
+
+impl<T: Element> Default for MutexList<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Element> ConcurrentList<T> for MutexList<T> {
+    #[inline]
+    fn add(&self, x: T) {
+        self.list.lock().insert(x);
+    }
+    #[inline]
+    fn remove(&self, x: T) {
+        self.list.lock().remove(&x);
+    }
+    fn contains(&self, x: &T) -> bool {
+        self.list.lock().contains(x)
+    }
+    fn snapshot(&self) -> Vec<T> {
+        let mut v: Vec<T> = self.list.lock().iter().cloned().collect();
+        v.sort_unstable();
+        v
+    }
+}
+
 /// An operation on a list, as plain data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ListOp<T> {
@@ -298,6 +346,43 @@ mod tests {
         assert!(!l.remove(&1));
         assert!(l.remove(&2));
         assert!(l.is_empty());
+    }
+
+    #[test]
+    fn the_mutex_list_matches_the_model_and_keeps_concurrent_updates() {
+        let list = MutexList::new();
+        let mut model = ListModel::default();
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for step in 0..2_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let x = s % 16;
+            let op = match s % 7 {
+                0 => ListOp::Snapshot,
+                1 | 2 => ListOp::Contains(x),
+                3 | 4 => ListOp::Remove(x),
+                _ => ListOp::Add(x),
+            };
+            assert_eq!(list.call(&op), model.apply(&op), "step {step}: {op:?}");
+        }
+        // Four threads add and remove their own elements; each keeps its last one.
+        let list = MutexList::new();
+        std::thread::scope(|scope| {
+            for t in 0..4u64 {
+                let list = &list;
+                scope.spawn(move || {
+                    for i in 0..500 {
+                        list.add(t * 1000 + i);
+                        if i % 2 == 0 {
+                            list.remove(t * 1000 + i);
+                        }
+                    }
+                });
+            }
+        });
+        let expected: Vec<u64> = (0..4).flat_map(|t| (1..500).step_by(2).map(move |i| t * 1000 + i)).collect();
+        assert_eq!(list.snapshot(), expected);
     }
 
     #[test]

@@ -145,8 +145,9 @@ pub trait Rmap: Sync {
     fn mappings(&self) -> Vec<Mapping>;
 }
 
-/// What truncating `tree` to `offset` unmaps.
-fn truncate_tree(tree: &IntervalTree, offset: u64) -> Vec<Unmapped> {
+/// What truncating `tree` to `offset` unmaps, ordered by mapping: the `truncate` of every
+/// variant over the interval tree (and of other OpLog rmaps built from [`LoggedSet`]).
+pub fn truncate_tree(tree: &IntervalTree, offset: u64) -> Vec<Unmapped> {
     let mut out = Vec::new();
     tree.for_each_overlapping(offset, u64::MAX, |m| out.extend(m.unmapped_by_truncate(offset)));
     out

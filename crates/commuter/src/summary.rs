@@ -1,0 +1,310 @@
+//! The closing summary: per structure and implementation, then over every structure for
+//! the OpLog versions together and for the mutex baselines together, the share of
+//! commutative cases that are conflict-free, for update pairs and for all pairs, with
+//! every exception among OpLog update pairs listed with its reason.
+//!
+//! Counting, per row: `commutative` is the analyzer's count of commutative cases;
+//! `checked` the cases traced on the implementation: all but the untraceable ones (none
+//! for the covered structures) and those outside its contract (`outside_contract`, see
+//! `crate::impls`); the percentage is `conflict_free / checked`. Nothing else is left
+//! out, and the outside-contract cases are reported beside it.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::report::{StructureReport, align};
+
+/// Case counts over a set of pairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Commutative cases (the analyzer's count).
+    pub commutative: usize,
+    /// Of those, outside the implementation's contract (not run).
+    pub outside_contract: usize,
+    /// Of those, traced on the implementation.
+    pub checked: usize,
+    /// Of the checked, conflict-free in the steady state.
+    pub conflict_free: usize,
+    /// Of the checked, conflict-free when cold.
+    pub cold_conflict_free: usize,
+}
+
+impl Counts {
+    /// `conflict_free / checked` in percent (100 when nothing was checked).
+    pub fn percent(&self) -> f64 {
+        share(self.conflict_free, self.checked)
+    }
+
+    /// `conflict_free / commutative` in percent: counting every case not checked (outside
+    /// the contract, or untraceable) as not conflict-free.
+    pub fn percent_of_commutative(&self) -> f64 {
+        share(self.conflict_free, self.commutative)
+    }
+
+    fn add(&mut self, other: &Counts) {
+        self.commutative += other.commutative;
+        self.outside_contract += other.outside_contract;
+        self.checked += other.checked;
+        self.conflict_free += other.conflict_free;
+        self.cold_conflict_free += other.cold_conflict_free;
+    }
+
+    /// `conflict_free/checked (p%)`.
+    fn show(&self) -> String {
+        format!("{}/{} ({:.1}%)", self.conflict_free, self.checked, self.percent())
+    }
+}
+
+/// A commutative update-pair case group of an OpLog version that was not conflict-free.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpdateException {
+    /// The structure.
+    pub structure: String,
+    /// The implementation.
+    pub implementation: String,
+    /// The pair's title.
+    pub pair: String,
+    /// Cases in the group.
+    pub cases: usize,
+    /// Why they conflict.
+    pub reason: String,
+    /// One of them.
+    pub example: String,
+}
+
+/// One row: an implementation of a structure, or (`structure` = `all`) a family of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The structure, or `all`.
+    pub structure: String,
+    /// The implementation's id, or the family (`oplog`, `mutex`).
+    pub implementation: String,
+    /// Implementations summed (1 for one implementation).
+    pub impls: usize,
+    /// The implementation's contract, if any.
+    pub contract: Option<String>,
+    /// Over pairs of two updates.
+    pub updates: Counts,
+    /// Over every pair.
+    pub all: Counts,
+}
+
+/// The summary of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Per structure and implementation, in report order.
+    pub rows: Vec<Row>,
+    /// The OpLog versions together, then the mutex baselines together.
+    pub families: [Row; 2],
+    /// Every exception among the OpLog versions' update pairs.
+    pub exceptions: Vec<UpdateException>,
+}
+
+/// The two families the summary sums over, by id prefix.
+pub const FAMILIES: [&str; 2] = ["oplog", "mutex"];
+
+impl Summary {
+    /// Sums `reports` (see the module docs).
+    pub fn new(reports: &[StructureReport]) -> Self {
+        let mut rows = Vec::new();
+        let mut exceptions = Vec::new();
+        for r in reports {
+            for imp in &r.impls {
+                let (mut updates, mut all) = (Counts::default(), Counts::default());
+                for (pair, ip) in r.pairs.iter().zip(&imp.pairs) {
+                    let c = Counts {
+                        commutative: pair.commutative,
+                        outside_contract: ip.outside_contract(),
+                        checked: ip.traced,
+                        conflict_free: ip.conflict_free,
+                        cold_conflict_free: ip.cold_conflict_free,
+                    };
+                    all.add(&c);
+                    if !pair.update_pair {
+                        continue;
+                    }
+                    updates.add(&c);
+                    if imp.id.starts_with(FAMILIES[0]) {
+                        exceptions.extend(ip.exceptions.iter().map(|e| UpdateException {
+                            structure: r.structure.clone(),
+                            implementation: imp.id.clone(),
+                            pair: pair.title.clone(),
+                            cases: e.cases,
+                            reason: e.reason.clone(),
+                            example: e.example.clone(),
+                        }));
+                    }
+                }
+                rows.push(Row {
+                    structure: r.structure.clone(),
+                    implementation: imp.id.clone(),
+                    impls: 1,
+                    contract: imp.contract.clone(),
+                    updates,
+                    all,
+                });
+            }
+        }
+        let families = FAMILIES.map(|family| {
+            let mut sum = Row {
+                structure: "all".into(),
+                implementation: family.into(),
+                impls: 0,
+                contract: None,
+                updates: Counts::default(),
+                all: Counts::default(),
+            };
+            for row in rows.iter().filter(|r| r.implementation.starts_with(family)) {
+                sum.impls += 1;
+                sum.updates.add(&row.updates);
+                sum.all.add(&row.all);
+            }
+            sum
+        });
+        Summary { rows, families, exceptions }
+    }
+
+    /// The summary as text: a table, the OpLog verdict, and every exception.
+    pub fn render(&self) -> String {
+        let mut table = vec![vec![
+            "structure".to_owned(),
+            "impl".to_owned(),
+            "update pairs".to_owned(),
+            "all pairs".to_owned(),
+            "cold update pairs".to_owned(),
+            "outside contract (update/all)".to_owned(),
+        ]];
+        for row in self.rows.iter().chain(&self.families) {
+            let name = if row.structure == "all" {
+                format!("{} ({} impls)", row.implementation, row.impls)
+            } else {
+                row.implementation.clone()
+            };
+            table.push(vec![
+                row.structure.clone(),
+                name,
+                row.updates.show(),
+                row.all.show(),
+                format!("{}/{}", row.updates.cold_conflict_free, row.updates.checked),
+                format!("{}/{}", row.updates.outside_contract, row.all.outside_contract),
+            ]);
+        }
+        let mut out = String::new();
+        let _ = writeln!(out, "== summary: commutative cases that are conflict-free (steady state), of those checked");
+        out.push_str(&align(&table));
+        let o = &self.families[0].updates;
+        let _ = writeln!(
+            out,
+            "\nOpLog versions, update pairs: {} of {} checked commutative cases are conflict-free ({:.1}%), over {} \
+             versions of {} structures.",
+            o.conflict_free,
+            o.checked,
+            o.percent(),
+            self.families[0].impls,
+            self.structures(),
+        );
+        let untraceable = o.commutative - o.checked - o.outside_contract;
+        let _ = writeln!(
+            out,
+            "Of all {} commutative update-pair cases of these versions, {} were checked and {} are outside the \
+             absorbing versions' contract (the identity rule), not run on them (the non-absorbing versions and the \
+             mutex baselines run them){}; conflict-free of all: {} ({:.1}%).",
+            o.commutative,
+            o.checked,
+            o.outside_contract,
+            if untraceable > 0 { format!("; {untraceable} have no set-up and were not traced") } else { String::new() },
+            o.conflict_free,
+            o.percent_of_commutative(),
+        );
+        let m = &self.families[1].updates;
+        let _ = writeln!(
+            out,
+            "Mutex baselines, update pairs: {} of {} conflict-free ({:.1}%).",
+            m.conflict_free,
+            m.checked,
+            m.percent()
+        );
+        if self.exceptions.is_empty() {
+            let _ = writeln!(out, "Exceptions among OpLog update pairs: none.");
+        } else {
+            let _ = writeln!(out, "Exceptions among OpLog update pairs:");
+            for e in &self.exceptions {
+                let _ =
+                    writeln!(out, "  {} {} {}: {} cases: {}", e.structure, e.implementation, e.pair, e.cases, e.reason);
+                let _ = writeln!(out, "      e.g. {}", e.example);
+            }
+        }
+        out
+    }
+
+    /// Number of distinct structures in the rows.
+    fn structures(&self) -> usize {
+        let mut names: Vec<&str> = self.rows.iter().map(|r| r.structure.as_str()).collect();
+        names.dedup();
+        names.len()
+    }
+
+    /// One JSON object per row, tagged `"annex": "summary"`. OpLog rows carry the
+    /// exceptions among their update pairs (`update_exceptions`; the `all` / `oplog` row
+    /// every one); mutex rows carry `null` there (every case of theirs is an exception,
+    /// listed in the pair lines).
+    pub fn json_lines(&self) -> Vec<Value> {
+        let exceptions: Vec<Value> = self
+            .exceptions
+            .iter()
+            .map(|e| {
+                json!({
+                    "structure": e.structure, "impl": e.implementation, "pair": e.pair, "cases": e.cases,
+                    "reason": e.reason, "example": e.example,
+                })
+            })
+            .collect();
+        self.rows
+            .iter()
+            .chain(&self.families)
+            .map(|row| {
+                let own = self.exceptions.iter().zip(&exceptions).filter(|(e, _)| {
+                    row.structure == "all" || (e.structure == row.structure && e.implementation == row.implementation)
+                });
+                let listed = row
+                    .implementation
+                    .starts_with(FAMILIES[0])
+                    .then(|| own.map(|(_, v)| v.clone()).collect::<Vec<Value>>());
+                let mut line = json!({
+                    "annex": "summary",
+                    "structure": row.structure,
+                    "impl": row.implementation,
+                    "impls": row.impls,
+                    "contract": row.contract,
+                    "update_exceptions": listed,
+                });
+                for (prefix, c) in [("update", &row.updates), ("all", &row.all)] {
+                    let fields = [
+                        ("commutative_cases", json!(c.commutative)),
+                        ("outside_contract_cases", json!(c.outside_contract)),
+                        ("checked_cases", json!(c.checked)),
+                        ("conflict_free_cases", json!(c.conflict_free)),
+                        ("cold_conflict_free_cases", json!(c.cold_conflict_free)),
+                        ("conflict_free_percent", json!(round1(c.percent()))),
+                        ("conflict_free_percent_of_commutative", json!(round1(c.percent_of_commutative()))),
+                    ];
+                    for (name, value) in fields {
+                        line[format!("{prefix}_{name}")] = value;
+                    }
+                }
+                line
+            })
+            .collect()
+    }
+}
+
+/// `part / whole` in percent (100 when `whole` is 0).
+fn share(part: usize, whole: usize) -> f64 {
+    if whole == 0 { 100.0 } else { 100.0 * part as f64 / whole as f64 }
+}
+
+/// `x` to one decimal place.
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
