@@ -121,8 +121,9 @@
 //!   or four times that while another synchronize is running; a slot keeps its log's
 //!   storage after a synchronize. Logs evicted from the cache wait in the object's backlog;
 //!   an object whose backlog reaches twice the CPU count (at least 8, at most 128) logs is
-//!   synchronized before it takes a slot again, so evictions cannot grow memory without
-//!   bound.
+//!   synchronized before it takes a slot again, or, while another synchronize of it is
+//!   running, once the backlog reaches four times that, so evictions cannot grow memory
+//!   without bound ([`Domain::backlog_limit`]).
 
 #![warn(missing_docs)]
 

@@ -51,7 +51,8 @@ const CORE_BITS: u64 = LOCK - 1;
 const CORE_BIT_COUNT: usize = 63;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
-/// synchronize already in progress instead of leaving the log to it.
+/// synchronize already in progress instead of leaving the log to it; so does a backlog of
+/// evicted logs this many times over its limit on the next install.
 const HARD_LIMIT_FACTOR: usize = 4;
 
 #[inline(always)]
@@ -116,7 +117,8 @@ impl<L: LogKind> OpLog<L> {
     /// Only if this update fills the log and the flush it triggers applies an operation
     /// that panics; this update itself is kept (see the crate docs on panics). Calling
     /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the
-    /// log is four times over its limit, as a re-entrant mutex would.
+    /// log, or the object's backlog of evicted logs, is four times over its limit, as a
+    /// re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
         let len = self.append(op);
@@ -231,6 +233,11 @@ impl<L: LogKind> OpLog<L> {
     /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
     /// releases the slot and applies them first, which bounds the backlog; the caller
     /// then retries, checking again only if this synchronize could run (`Err(true)`).
+    /// While another synchronize of this object runs, that one (or the next) takes the
+    /// backlog, so the install goes ahead, until the backlog is [`HARD_LIMIT_FACTOR`]
+    /// times over its limit: then it waits for the object lock. Without that wait, a
+    /// synchronizer preempted while holding the lock let every other thread's evictions
+    /// grow the backlog for as long as it stayed off the CPU.
     #[cold]
     #[inline(never)]
     fn install<'s>(
@@ -239,17 +246,19 @@ impl<L: LogKind> OpLog<L> {
         core: usize,
         check_backlog: bool,
     ) -> Result<SlotGuard<'s, L>, bool> {
-        if check_backlog && self.domain.pending.evicted_count(self.id) >= self.domain.backlog_limit {
+        let limit = self.domain.backlog_limit;
+        let waiting = if check_backlog { self.domain.pending.evicted_count(self.id) } else { 0 };
+        if waiting >= limit {
             drop(slot);
-            return match self.try_lock() {
-                Some(lock) => {
-                    self.sync_locked();
-                    drop(lock);
-                    Err(true)
-                }
+            let lock = match self.try_lock() {
+                Some(lock) => lock,
+                None if waiting >= HARD_LIMIT_FACTOR * limit => self.lock(),
                 // A synchronize is running: it or the next will take the backlog.
-                None => Err(false),
+                None => return Err(false),
             };
+            self.sync_locked();
+            drop(lock);
+            return Err(true);
         }
         let victim = slot.owner;
         if victim != NO_OWNER && !L::is_empty(&slot.log) {

@@ -113,6 +113,9 @@ struct Exchange {
 }
 
 /// Minimum over `runs` of `reader clock - writer clock` for one ordered pair.
+///
+/// Both sides run on threads of their own: pinning the calling thread would leave it, and
+/// every thread it spawns later, stuck on the last reader CPU.
 fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) -> std::io::Result<i64> {
     let shared = CachePadded::new(Exchange { clock: AtomicU64::new(0), run: AtomicU64::new(0) });
     let shared = &shared;
@@ -133,9 +136,12 @@ fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) ->
             }
             pinned
         });
-        let pinned = cpu::pin_current_thread(reader);
-        let mut min = i64::MAX;
-        if pinned.is_ok() {
+        let r = s.spawn(move || -> std::io::Result<i64> {
+            if let Err(e) = cpu::pin_current_thread(reader) {
+                shared.run.store(u64::MAX, Ordering::Release);
+                return Err(e);
+            }
+            let mut min = i64::MAX;
             for run in 1..=runs as u64 {
                 shared.clock.store(0, Ordering::Relaxed);
                 shared.run.store(run, Ordering::Release);
@@ -149,11 +155,11 @@ fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) ->
                 let now = read();
                 min = min.min(now.wrapping_sub(published) as i64);
             }
-        } else {
-            shared.run.store(u64::MAX, Ordering::Release);
-        }
+            Ok(min)
+        });
+        let reader_result = r.join().expect("calibration reader thread panicked");
         let writer_result = w.join().expect("calibration writer thread panicked");
-        pinned.map_err(|e| annotate(e, reader))?;
+        let min = reader_result.map_err(|e| annotate(e, reader))?;
         writer_result.map_err(|e| annotate(e, writer))?;
         Ok(min)
     })
