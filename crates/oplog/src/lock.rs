@@ -21,9 +21,18 @@ impl SpinLock {
 
     #[inline]
     pub(crate) fn lock(&self) {
-        if self.locked.swap(true, Ordering::Acquire) {
+        if !self.try_acquire() {
             self.lock_contended();
         }
+    }
+
+    /// One attempt. A compare-and-swap rather than a swap: a failed attempt writes
+    /// nothing, so waiters do not bounce the line between them, and loom's spin-loop
+    /// handling (a waiter's later loads see stores newer than what it saw before it
+    /// yielded) is not defeated by the waiter's own stores.
+    #[inline(always)]
+    fn try_acquire(&self) -> bool {
+        self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
     }
 
     #[cold]
@@ -33,7 +42,7 @@ impl SpinLock {
             while self.locked.load(Ordering::Relaxed) {
                 backoff.snooze();
             }
-            if !self.locked.swap(true, Ordering::Acquire) {
+            if self.try_acquire() {
                 return;
             }
         }

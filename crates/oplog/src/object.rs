@@ -286,22 +286,32 @@ impl<L: LogKind> OpLog<L> {
     }
 
     fn lock(&self) -> ObjectLock<'_, L> {
-        if self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK != 0 {
-            let mut backoff = Backoff::default();
-            loop {
-                while self.word.load(Ordering::Relaxed) & LOCK != 0 {
-                    backoff.snooze();
-                }
-                if self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0 {
-                    break;
-                }
+        if let Some(lock) = self.try_lock() {
+            return lock;
+        }
+        let mut backoff = Backoff::default();
+        loop {
+            while self.word.load(Ordering::Relaxed) & LOCK != 0 {
+                backoff.snooze();
+            }
+            if let Some(lock) = self.try_lock() {
+                return lock;
             }
         }
-        ObjectLock { obj: self }
     }
 
+    /// Takes the object lock if it is free. A compare-and-swap that retries only while
+    /// the lock stays free and core bits change under it, so a failed attempt writes
+    /// nothing (see `lock::SpinLock::lock` for why that matters, loom included).
     fn try_lock(&self) -> Option<ObjectLock<'_, L>> {
-        (self.word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0).then(|| ObjectLock { obj: self })
+        let mut word = self.word.load(Ordering::Relaxed);
+        while word & LOCK == 0 {
+            match self.word.compare_exchange(word, word | LOCK, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return Some(ObjectLock { obj: self }),
+                Err(now) => word = now,
+            }
+        }
+        None
     }
 
     /// Gathers and applies every logged update. The object lock is held.
