@@ -134,9 +134,19 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Env`] when either is malformed.
     pub fn from_env() -> Result<Self, ConfigError> {
-        let histories = env::number(HISTORIES_VAR, DEFAULT_HISTORIES, 1).map_err(ConfigError::Env)?;
+        Self::from_lookup(|name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+    }
+
+    /// [`Config::from_env`] reading variables through `lookup` (`None`: unset).
+    ///
+    /// # Errors
+    /// [`ConfigError::Env`] when either variable is malformed.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let histories = env::parse_number(HISTORIES_VAR, lookup(HISTORIES_VAR).as_deref(), DEFAULT_HISTORIES, 1)
+            .map_err(ConfigError::Env)?;
         let config = Self::new(histories);
-        let seed = env::number(SEED_VAR, config.seed, 0).map_err(ConfigError::Env)?;
+        let seed =
+            env::parse_number(SEED_VAR, lookup(SEED_VAR).as_deref(), config.seed, 0).map_err(ConfigError::Env)?;
         Ok(config.seed(seed))
     }
 
@@ -569,6 +579,28 @@ mod tests {
             bad(Config::new(1).stall_limit(Duration::ZERO))
                 .ends_with("stall_limit = 0: a history needs some time to run")
         );
+    }
+
+    #[test]
+    fn the_environment_sets_the_count_and_the_seed_or_says_what_is_wrong() {
+        let lookup = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let c = Config::from_lookup(lookup(&[])).unwrap();
+        assert_eq!(c.histories(), DEFAULT_HISTORIES);
+        let c = Config::from_lookup(lookup(&[(HISTORIES_VAR, "1_000_000"), (SEED_VAR, "7")])).unwrap();
+        assert_eq!((c.histories(), c.get_seed()), (1_000_000, 7));
+        let err = Config::from_lookup(lookup(&[(HISTORIES_VAR, "lots")])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "OPLOG_LINCHECK_HISTORIES=\"lots\" is not valid: expected a whole number, at least 1 (for example \
+                 OPLOG_LINCHECK_HISTORIES={DEFAULT_HISTORIES})"
+            )
+        );
+        assert!(Config::from_lookup(lookup(&[(HISTORIES_VAR, "0")])).is_err());
+        let err = Config::from_lookup(lookup(&[(SEED_VAR, "-1")])).unwrap_err();
+        assert!(err.to_string().starts_with("OPLOG_LINCHECK_SEED=\"-1\" is not valid"), "{err}");
     }
 
     #[test]

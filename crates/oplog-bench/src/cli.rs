@@ -34,15 +34,15 @@ pub struct Cli {
 
     /// Thread counts to measure, comma-separated, e.g. 1,2,4 [default: 1 up to the number of
     /// available cores].
-    #[arg(long, value_name = "LIST", value_parser = parse_thread_list)]
+    #[arg(long, value_name = "LIST", value_parser = parse_thread_list, allow_negative_numbers = true)]
     pub threads: Option<ThreadList>,
 
     /// Wall-clock milliseconds per repetition.
-    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = parse_at_least_one::<u64>)]
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = parse_at_least_one::<u64>, allow_negative_numbers = true)]
     pub duration_ms: u64,
 
     /// Repetitions per point; the median is reported.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = parse_at_least_one::<u32>)]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = parse_at_least_one::<u32>, allow_negative_numbers = true)]
     pub reps: u32,
 
     /// Print one JSON object per measured point on stdout instead of tables.

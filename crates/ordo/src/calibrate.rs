@@ -206,6 +206,12 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "an offset matrix over 2 CPUs needs 4 entries")]
+    fn a_matrix_of_the_wrong_size_is_refused() {
+        OffsetMatrix::from_entries(vec![0, 1], vec![None, Some(1), Some(2)]);
+    }
+
+    #[test]
     #[should_panic(expected = "entry (1,1)")]
     fn a_measured_diagonal_is_rejected() {
         OffsetMatrix::from_entries(vec![0, 1], vec![None, Some(1), Some(2), Some(3)]);

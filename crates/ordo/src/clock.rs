@@ -331,6 +331,18 @@ mod tests {
     }
 
     #[test]
+    fn calibration_refuses_no_cpus_or_no_runs() {
+        if !hw::hardware_clock_available() {
+            return;
+        }
+        for (cpus, runs) in [(&[][..], 10), (&[0][..], 0)] {
+            let err = Ordo::calibrate(cpus, runs).err().expect("refused");
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+            assert_eq!(err.to_string(), "calibration needs at least one CPU and one run");
+        }
+    }
+
+    #[test]
     fn new_time_is_certainly_after_on_every_core() {
         let o = if hw::hardware_clock_available() { Ordo::with_boundary(5_000) } else { Ordo::monotonic() };
         let t = o.get_time();
