@@ -336,7 +336,9 @@ mod tests {
             return;
         }
         for (cpus, runs) in [(&[][..], 10), (&[0][..], 0)] {
-            let err = Ordo::calibrate(cpus, runs).err().expect("refused");
+            let Err(err) = Ordo::calibrate(cpus, runs) else {
+                panic!("calibrating {cpus:?} with {runs} runs was accepted")
+            };
             assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
             assert_eq!(err.to_string(), "calibration needs at least one CPU and one run");
         }
