@@ -57,10 +57,10 @@ pub trait Adapter: Sync {
 
 /// Environment variable: histories per structure (default [`DEFAULT_HISTORIES`]).
 pub const HISTORIES_VAR: &str = "OPLOG_LINCHECK_HISTORIES";
-/// Environment variable: the seed of the operation lists (default: from the clock).
+/// Environment variable: the seed of the operation lists (default: random, and printed).
 pub const SEED_VAR: &str = "OPLOG_LINCHECK_SEED";
 /// Histories per structure when [`HISTORIES_VAR`] is unset (a few under Miri).
-pub const DEFAULT_HISTORIES: u64 = if cfg!(miri) { 6 } else { 10_000 };
+pub const DEFAULT_HISTORIES: u64 = if cfg!(miri) { 3 } else { 10_000 };
 /// Most threads a history may use.
 pub const MAX_THREADS: usize = 16;
 /// Longest random spin before an operation, in spin-loop hints.
@@ -114,16 +114,17 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl Config {
-    /// `histories` histories of 2 to 4 threads with 3 operations each, a seed from the
-    /// clock, and a 60-second stall limit.
+    /// `histories` histories of 2 to 4 threads with 3 operations each, a random seed, and
+    /// a 60-second stall limit.
     pub fn new(histories: u64) -> Self {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        // A random seed: std's hash keys come from the OS (and from Miri's generator).
+        let seed = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), histories);
         Self {
             histories,
             min_threads: 2,
             max_threads: 4,
             ops_per_thread: 3,
-            seed: (nanos as u64) ^ u64::from(std::process::id()).rotate_left(32),
+            seed,
             stall_limit: Duration::from_secs(60),
         }
     }

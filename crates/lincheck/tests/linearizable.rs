@@ -3,7 +3,7 @@
 //!
 //! One test per structure and configuration; each runs `OPLOG_LINCHECK_HISTORIES`
 //! histories (default 10,000) of 2 to 4 threads with 3 operations each. The operation lists
-//! come from `OPLOG_LINCHECK_SEED` (default: the clock; every failure prints it). To add a
+//! come from `OPLOG_LINCHECK_SEED` (default: random; every report and failure prints it). To add a
 //! structure, write its adapter in `common/mod.rs` and add a line here.
 
 mod common;

@@ -37,10 +37,13 @@
 //! Refcache's epoch advance gets its model here once `crates/refcount` exists.
 #![cfg(loom)]
 
+mod common;
+
+use common::SetOp;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use oplog::primitive::set_current_cpu;
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Update};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
 use ordo::Clock;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -160,22 +163,6 @@ impl Clock for LoomClock {
     }
     fn name(&self) -> &'static str {
         "loom"
-    }
-}
-
-#[derive(Debug)]
-enum SetOp {
-    Add(u64),
-    Remove(u64),
-}
-
-impl Update for SetOp {
-    type Target = BTreeSet<u64>;
-    fn exec(self, s: &mut BTreeSet<u64>) {
-        match self {
-            SetOp::Add(k) => s.insert(k),
-            SetOp::Remove(k) => s.remove(&k),
-        };
     }
 }
 
