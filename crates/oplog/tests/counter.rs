@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Iterations per thread (a few under Miri, which runs code ~100 times slower).
-const N: i64 = if cfg!(miri) { 40 } else { 100_000 };
+const N: i64 = if cfg!(miri) { 20 } else { 100_000 };
 
 fn exact_under_concurrency(config: Config) {
     let domain = Domain::<CounterLog>::new(config).unwrap();

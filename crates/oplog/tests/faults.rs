@@ -236,7 +236,7 @@ fn fault_an_object_is_dropped_with_pending_operations() {
 fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
     with_watchdog("hot objects evicting each other", LIMIT, || {
         const OBJECTS: usize = 16;
-        const UPDATES: u64 = if cfg!(miri) { 100 } else { 100_000 };
+        const UPDATES: u64 = if cfg!(miri) { 40 } else { 100_000 };
         for config in [Config::per_cpu(), Config::per_thread()] {
             // Two slots per core for sixteen objects, updated only, never read.
             let d = Domain::<CounterLog>::new(config.cache_slots(2).max_log_len(64)).unwrap();
@@ -268,7 +268,11 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                     let mut peak = 0;
                     while !done.load(Ordering::SeqCst) {
                         peak = peak.max(d.pending_logs());
-                        std::thread::yield_now();
+                        if cfg!(miri) {
+                            std::thread::sleep(Duration::from_micros(100));
+                        } else {
+                            std::thread::yield_now();
+                        }
                     }
                     peak
                 });
@@ -324,7 +328,7 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
             let mut last = usize::MAX;
             while !writer.is_finished() && rounds.load(Ordering::SeqCst) != last {
                 last = rounds.load(Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(if cfg!(miri) { 1 } else { 50 }));
+                std::thread::sleep(if cfg!(miri) { Duration::from_micros(200) } else { Duration::from_millis(50) });
             }
             let logs = d.pending_logs();
             // `a` at most four times the limit, `b` (synchronized at its limit) below it.

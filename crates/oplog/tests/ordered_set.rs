@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Turns per run (a few under Miri, which runs code ~100 times slower).
-const TURNS: usize = if cfg!(miri) { 30 } else { 20_000 };
+const TURNS: usize = if cfg!(miri) { 16 } else { 20_000 };
 /// Turns of the shorter runs.
 const SHORT: usize = TURNS / 4;
 
