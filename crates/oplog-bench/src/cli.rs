@@ -34,15 +34,15 @@ pub struct Cli {
 
     /// Thread counts to measure, comma-separated, e.g. 1,2,4 [default: 1 up to the number of
     /// available cores].
-    #[arg(long, value_name = "LIST", value_parser = parse_thread_list)]
+    #[arg(long, value_name = "LIST", value_parser = parse_thread_list, allow_negative_numbers = true)]
     pub threads: Option<ThreadList>,
 
     /// Wall-clock milliseconds per repetition [default: 200, or 50 with --quick].
-    #[arg(long, value_name = "MS", value_parser = parse_at_least_one::<u64>)]
+    #[arg(long, value_name = "MS", value_parser = parse_at_least_one::<u64>, allow_negative_numbers = true)]
     pub duration_ms: Option<u64>,
 
     /// Repetitions per point; the median is reported [default: 3, or 1 with --quick].
-    #[arg(long, value_name = "N", value_parser = parse_at_least_one::<u32>)]
+    #[arg(long, value_name = "N", value_parser = parse_at_least_one::<u32>, allow_negative_numbers = true)]
     pub reps: Option<u32>,
 
     /// Quick version of every experiment: shorter runs, fewer repetitions, fewer sweep

@@ -89,8 +89,15 @@ fn bad_values_exit_2_naming_flag_and_value() {
         (&["counter", "--threads", "0"][..], "--threads", "0"),
         (&["counter", "--threads", "a"], "--threads", "a"),
         (&["counter", "--threads", "1,,2"], "--threads", "1,,2"),
+        (&["counter", "--threads", "-1"], "--threads", "-1"),
+        (&["counter", "--threads", "5000"], "--threads", "5000"),
+        (&["counter", "--threads", ""], "--threads", ""),
         (&["counter", "--duration-ms", "0"], "--duration-ms", "0"),
+        (&["counter", "--duration-ms", "fast"], "--duration-ms", "fast"),
+        (&["counter", "--duration-ms", "99999999999999999999999"], "--duration-ms", "99999999999999999999999"),
         (&["counter", "--reps", "0"], "--reps", "0"),
+        (&["counter", "--reps", "1.5"], "--reps", "1.5"),
+        (&["counter", "--reps", "-2"], "--reps", "-2"),
         (&["no-such-experiment"], "EXPERIMENT", "no-such-experiment"),
         (&["counter", "--bogus"], "--bogus", "--bogus"),
     ] {
@@ -152,14 +159,21 @@ fn clock_json_run_has_records_and_the_calibration_annexes() {
 
 #[test]
 fn a_malformed_ordo_variable_is_a_clear_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_oplog-bench"))
-        .args(["clock", "--threads", "1", "--duration-ms", "1", "--reps", "1"])
-        .env("ORDO_BOUNDARY", "soon")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("ORDO_BOUNDARY=\"soon\" is not valid"), "{stderr}");
+    for (var, value, message) in [
+        ("ORDO_BOUNDARY", "soon", "ORDO_BOUNDARY=\"soon\" is not valid"),
+        ("ORDO_CLOCK", "tsc", "ORDO_CLOCK=\"tsc\" is not valid: expected `hardware` or `monotonic`"),
+        ("ORDO_CALIBRATION_RUNS", "0", "ORDO_CALIBRATION_RUNS=\"0\" is not valid"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_oplog-bench"))
+            .args(["clock", "--threads", "1", "--duration-ms", "1", "--reps", "1"])
+            .env(var, value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}={value}: {stderr}");
+        assert!(stderr.contains(message), "{var}={value}: {stderr}");
+        assert!(out.stdout.is_empty(), "{var}={value} printed on stdout");
+    }
 }
 
 #[test]

@@ -125,9 +125,11 @@
 //!   or four times that while another synchronize is running; a slot keeps its log's
 //!   storage after a synchronize. A log evicted from the cache is applied by the evictor
 //!   at once (after it releases the slot); it waits in the owner's backlog only while
-//!   someone else holds the owner's lock, and an object whose backlog reaches twice the CPU
-//!   count (at least 8, at most 128) logs is synchronized before it takes a slot again, so
-//!   evictions cannot grow memory without bound ([`Domain::pending_logs`]).
+//!   someone else holds the owner's lock. An object whose backlog reaches twice the CPU
+//!   count (at least 8, at most 128) logs is synchronized before it takes a slot again, or,
+//!   while another synchronize of it is running, once the backlog reaches four times that,
+//!   so evictions cannot grow memory without bound ([`Domain::pending_logs`],
+//!   [`Domain::backlog_limit`]).
 
 #![warn(missing_docs)]
 

@@ -69,7 +69,8 @@ const CORE_BITS: u64 = LOCK - 1;
 const CORE_BIT_COUNT: usize = 63;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
-/// synchronize already in progress instead of leaving the log to it.
+/// synchronize already in progress instead of leaving the log to it; so does a backlog of
+/// evicted logs this many times over its limit on the next install.
 const HARD_LIMIT_FACTOR: usize = 4;
 
 #[inline(always)]
@@ -161,8 +162,9 @@ impl<L: LogKind> OpLog<L> {
     /// Only if user code of another operation panics while this update applies it: when the
     /// update fills the log (a flush), or evicts another object's log from the cache and
     /// applies it (see the crate docs on panics). This update itself is kept. Calling
-    /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the log
-    /// is four times over its limit, as a re-entrant mutex would.
+    /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the
+    /// log, or the object's backlog of evicted logs, is four times over its limit, as a
+    /// re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
         let obj = self.obj();
@@ -336,10 +338,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if guard.owner != self.id() {
                 match self.install(&mut guard, core, check_backlog) {
                     Ok(e) => eviction = e,
-                    Err(check) => {
+                    Err(waiting) => {
                         drop(guard);
-                        self.flush_backlog();
-                        check_backlog = check;
+                        check_backlog = self.apply_backlog(waiting);
                         continue;
                     }
                 }
@@ -374,9 +375,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// 3 and 5): returns the eviction to finish once the slot is released, if any.
     ///
     /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
-    /// returns `Err` without touching the slot: the caller releases it, applies the backlog
-    /// and retries, checking again only if that could run (`Err(true)`). This bounds the
-    /// backlog when evictions cannot apply it at once.
+    /// returns `Err` with the backlog's length without touching the slot: the caller
+    /// releases the slot and applies the backlog ([`Obj::apply_backlog`]), then retries.
+    /// This bounds the backlog when evictions cannot apply it at once.
     #[cold]
     #[inline(never)]
     fn install(
@@ -384,10 +385,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
         slot: &mut SlotGuard<'_, L>,
         core: usize,
         check_backlog: bool,
-    ) -> Result<Option<Eviction<L>>, bool> {
+    ) -> Result<Option<Eviction<L>>, usize> {
         let d = self.domain();
-        if check_backlog && d.pending.evicted_count(self.id()) >= d.backlog_limit {
-            return Err(self.get().word.load(Ordering::Relaxed) & LOCK == 0);
+        let waiting = if check_backlog { d.pending.evicted_count(self.id()) } else { 0 };
+        if waiting >= d.backlog_limit {
+            return Err(waiting);
         }
         let victim = slot.owner;
         let mut eviction = None;
@@ -433,14 +435,24 @@ impl<'a, L: LogKind> Obj<'a, L> {
         drop(lock);
     }
 
-    /// Applies this object's backlog before it takes a slot again (see `install`), unless a
-    /// synchronize is running already.
+    /// Applies this object's backlog of `waiting` evicted logs before it takes a slot again
+    /// (see `install`). While another synchronize of this object runs, that one (or the
+    /// next) takes the backlog and the install goes ahead, until the backlog is
+    /// [`HARD_LIMIT_FACTOR`] times over its limit: then this waits for the object lock.
+    /// Without that wait, a synchronizer preempted while holding the lock let every other
+    /// thread's evictions grow the backlog for as long as it stayed off the CPU. Returns
+    /// whether the next install should check the backlog again (it synchronized).
     #[cold]
-    fn flush_backlog(self) {
-        if let Some(lock) = self.try_lock() {
-            self.sync_locked();
-            drop(lock);
-        }
+    fn apply_backlog(self, waiting: usize) -> bool {
+        let lock = match self.try_lock() {
+            Some(lock) => lock,
+            None if waiting >= HARD_LIMIT_FACTOR * self.domain().backlog_limit => self.lock(),
+            // A synchronize is running: it or the next will take the backlog.
+            None => return false,
+        };
+        self.sync_locked();
+        drop(lock);
+        true
     }
 
     fn lock(self) -> ObjectLock<'a, L> {
@@ -462,10 +474,21 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.try_lock_raw().then(|| ObjectLock { obj: self })
     }
 
-    /// Sets the lock bit if it was clear; the caller then owns the lock.
+    /// Sets the lock bit if it was clear; the caller then owns the lock. A compare-and-swap
+    /// that retries only while the lock stays free and core bits change under it, so a
+    /// failed attempt writes nothing (see `lock::SpinLock::lock` for why that matters, loom
+    /// included).
     #[inline]
     fn try_lock_raw(self) -> bool {
-        self.get().word.fetch_or(LOCK, Ordering::Acquire) & LOCK == 0
+        let word = &self.get().word;
+        let mut now = word.load(Ordering::Relaxed);
+        while now & LOCK == 0 {
+            match word.compare_exchange(now, now | LOCK, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(seen) => now = seen,
+            }
+        }
+        false
     }
 
     fn unlock(self) {

@@ -7,6 +7,9 @@ use oplog::{Config, Counter, CounterLog, Domain};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// Iterations per thread (a few under Miri, which runs code ~100 times slower).
+const N: i64 = if cfg!(miri) { 20 } else { 100_000 };
+
 fn exact_under_concurrency(config: Config) {
     let domain = Domain::<CounterLog>::new(config).unwrap();
     let c = Counter::with_domain(&domain, 5);
@@ -15,18 +18,18 @@ fn exact_under_concurrency(config: Config) {
             let c = &c;
             s.spawn(move || {
                 pin_round_robin(t);
-                for i in 0..100_000i64 {
+                for i in 0..N {
                     c.inc();
                     c.add(3);
                     c.dec();
-                    if i % 10_000 == 0 {
+                    if i % (N / 10) == 0 {
                         c.read();
                     }
                 }
             });
         }
     });
-    assert_eq!(c.read(), 5 + 4 * 100_000 * 3);
+    assert_eq!(c.read(), 5 + 4 * N * 3);
 }
 
 #[test]
@@ -54,7 +57,7 @@ fn reads_of_an_increment_only_counter_never_go_backwards_or_ahead() {
                     let (c, started, done) = (&c, &started, &done);
                     s.spawn(move || {
                         pin_round_robin(t);
-                        for _ in 0..200_000 {
+                        for _ in 0..2 * N {
                             started.fetch_add(1, Ordering::SeqCst);
                             c.inc();
                         }
@@ -74,7 +77,7 @@ fn reads_of_an_increment_only_counter_never_go_backwards_or_ahead() {
                     }
                 });
             });
-            assert_eq!(c.read(), 400_000);
+            assert_eq!(c.read(), 4 * N);
         });
     }
 }
@@ -116,7 +119,7 @@ fn preempted_writers_racing_a_reader(config: Config) {
             .map(|_| {
                 let c = &c;
                 s.spawn(move || {
-                    for _ in 0..300_000 {
+                    for _ in 0..3 * N {
                         c.inc();
                     }
                 })
@@ -140,14 +143,14 @@ fn preempted_writers_racing_a_reader(config: Config) {
         done.store(true, Ordering::SeqCst);
         assert!(reader.join().unwrap() > 0);
     });
-    assert_eq!(c.read(), 6 * 300_000);
+    assert_eq!(c.read(), 6 * 3 * N);
 }
 
 #[test]
 fn per_cpu_slots_survive_preemption_and_migration() {
     let d = Domain::<CounterLog>::new(Config::per_cpu()).unwrap();
-    // Traced builds compile the rseq path out (build.rs).
-    if cfg!(all(target_arch = "x86_64", target_os = "linux", not(feature = "trace"))) {
+    // Traced builds compile the rseq path out (build.rs), and so does Miri.
+    if cfg!(all(target_arch = "x86_64", target_os = "linux", not(feature = "trace"), not(miri))) {
         assert!(d.owner_fast_path(), "the rseq fast path is expected on x86-64 Linux with glibc 2.35+");
     }
     with_watchdog("preempted per-cpu", Duration::from_secs(120), || {

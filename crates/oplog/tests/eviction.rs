@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const RUN: Duration = Duration::from_millis(1500);
+/// How long each race runs (a moment under Miri, which runs code ~100 times slower).
+const RUN: Duration = Duration::from_millis(if cfg!(miri) { 5 } else { 1500 });
 
 fn counters_racing(config: Config) {
     let domain = Domain::<CounterLog>::new(config.cache_slots(1).max_log_len(8)).unwrap();
@@ -44,13 +45,16 @@ fn counters_racing(config: Config) {
             s.spawn(move || {
                 pin_round_robin(3);
                 let mut reads = 0u64;
-                while !stop.load(Ordering::Relaxed) {
+                // At least one round, however short the run.
+                loop {
                     for c in counters {
                         c.read();
                         reads += 1;
                     }
+                    if stop.load(Ordering::Relaxed) {
+                        break reads;
+                    }
                 }
-                reads
             })
         };
         let start = Instant::now();
@@ -124,32 +128,6 @@ fn colliding_ordered_sets_keep_each_threads_order() {
             }
         }
     });
-}
-
-#[test]
-fn alternating_collisions_keep_the_backlog_bounded() {
-    // One thread alternating between two colliding objects evicts the other each time;
-    // without the backlog bound each object's backlog would grow by one log per update.
-    let domain = Domain::<CounterLog>::new(Config::per_thread().cache_slots(1)).unwrap();
-    let a = Counter::with_domain(&domain, 0);
-    let b = Counter::with_domain(&domain, 0);
-    let limit = domain.backlog_limit();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            for i in 0..100_000 {
-                a.inc();
-                b.dec();
-                if i % 1000 == 0 {
-                    let logs = domain.pending_logs();
-                    assert!(
-                        logs <= 2 * limit,
-                        "{logs} evicted logs waiting after {i} rounds (limit {limit} per object)"
-                    );
-                }
-            }
-        });
-    });
-    assert_eq!((a.read(), b.read()), (100_000, -100_000));
 }
 
 #[test]

@@ -16,6 +16,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// Turns per run (a few under Miri, which runs code ~100 times slower).
+const TURNS: usize = if cfg!(miri) { 16 } else { 20_000 };
+/// Turns of the shorter runs.
+const SHORT: usize = TURNS / 4;
+
 /// Runs `turns` operations over `threads` threads taking turns; every `read_every` turns
 /// the thread whose turn it is synchronizes and compares with the model.
 fn turns(config: Config, threads: usize, turns: usize, read_every: usize, seed: u64) {
@@ -70,7 +75,7 @@ fn turns(config: Config, threads: usize, turns: usize, read_every: usize, seed: 
 fn two_to_four_threads_per_cpu_slots_hardware_clock() {
     with_watchdog("per-cpu turns", Duration::from_secs(120), || {
         for threads in 2..=4 {
-            turns(Config::per_cpu(), threads, 20_000, 7, threads as u64);
+            turns(Config::per_cpu(), threads, TURNS, 7, threads as u64);
         }
     });
 }
@@ -79,7 +84,7 @@ fn two_to_four_threads_per_cpu_slots_hardware_clock() {
 fn two_to_four_threads_per_thread_slots() {
     with_watchdog("per-thread turns", Duration::from_secs(120), || {
         for threads in 2..=4 {
-            turns(Config::per_thread(), threads, 20_000, 7, 100 + threads as u64);
+            turns(Config::per_thread(), threads, TURNS, 7, 100 + threads as u64);
         }
     });
 }
@@ -87,8 +92,8 @@ fn two_to_four_threads_per_thread_slots() {
 #[test]
 fn small_logs_and_a_tiny_cache_flush_and_evict_without_reordering() {
     with_watchdog("small logs", Duration::from_secs(120), || {
-        turns(Config::per_cpu().max_log_len(3).cache_slots(1), 3, 5_000, 1000, 7);
-        turns(Config::per_thread().max_log_len(2).cache_slots(1), 3, 5_000, 1000, 8);
+        turns(Config::per_cpu().max_log_len(3).cache_slots(1), 3, SHORT, 1000, 7);
+        turns(Config::per_thread().max_log_len(2).cache_slots(1), 3, SHORT, 1000, 8);
     });
 }
 
@@ -96,7 +101,7 @@ fn small_logs_and_a_tiny_cache_flush_and_evict_without_reordering() {
 fn the_logical_clock_orders_updates_too() {
     let clock: Arc<dyn Clock> = Arc::new(LogicalClock::new());
     with_watchdog("logical clock", Duration::from_secs(120), move || {
-        turns(Config::per_cpu().clock(clock.clone()), 3, 5_000, 5, 11);
+        turns(Config::per_cpu().clock(clock.clone()), 3, SHORT, 5, 11);
     });
 }
 
@@ -108,8 +113,8 @@ fn commit_wait_keeps_order_when_raw_order_is_not_trusted() {
     let d = Domain::<Ordered<SetOp>>::new(Config::per_cpu().clock(clock.clone())).unwrap();
     assert!(d.commit_wait());
     with_watchdog("commit wait", Duration::from_secs(120), move || {
-        turns(Config::per_cpu().clock(clock.clone()), 3, 5_000, 5, 12);
-        turns(Config::per_thread().clock(clock), 2, 5_000, 5, 13);
+        turns(Config::per_cpu().clock(clock.clone()), 3, SHORT, 5, 12);
+        turns(Config::per_thread().clock(clock), 2, SHORT, 5, 13);
     });
 }
 
@@ -129,7 +134,7 @@ fn free_running_threads_on_disjoint_keys_match_each_threads_model() {
                             pin_round_robin(me as usize);
                             let mut rng = Rng(me + 1);
                             let mut model = BTreeSet::new();
-                            for i in 0..50_000 {
+                            for i in 0..TURNS * 5 / 2 {
                                 let k = me * 1000 + rng.below(32);
                                 let op = if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) };
                                 op.apply_to(&mut model);

@@ -113,6 +113,9 @@ struct Exchange {
 }
 
 /// Minimum over `runs` of `reader clock - writer clock` for one ordered pair.
+///
+/// Both sides run on threads of their own: pinning the calling thread would leave it, and
+/// every thread it spawns later, stuck on the last reader CPU.
 fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) -> std::io::Result<i64> {
     let shared = CachePadded::new(Exchange { clock: AtomicU64::new(0), run: AtomicU64::new(0) });
     let shared = &shared;
@@ -136,8 +139,7 @@ fn measure_pair(writer: usize, reader: usize, runs: usize, read: fn() -> u64) ->
         // The reader runs on its own thread too: calibration must never change the affinity
         // of the thread that asked for the clock.
         let r = s.spawn(move || -> std::io::Result<i64> {
-            let pinned = cpu::pin_current_thread(reader);
-            if let Err(e) = pinned {
+            if let Err(e) = cpu::pin_current_thread(reader) {
                 shared.run.store(u64::MAX, Ordering::Release);
                 return Err(e);
             }
@@ -203,6 +205,12 @@ mod tests {
         assert!(m.all_positive());
         assert_eq!(m.boundary(), 0);
         assert_eq!(m.min(), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "an offset matrix over 2 CPUs needs 4 entries")]
+    fn a_matrix_of_the_wrong_size_is_refused() {
+        OffsetMatrix::from_entries(vec![0, 1], vec![None, Some(1), Some(2)]);
     }
 
     #[test]

@@ -314,6 +314,37 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot pin threads")]
+    fn calibration_leaves_the_calling_threads_affinity_alone() {
+        // Regression: calibration used to pin the calling thread to the last reader CPU,
+        // so every thread it spawned afterwards ran on that one CPU.
+        if !hw::hardware_clock_available() || cpu::allowed().len() < 2 {
+            return;
+        }
+        std::thread::spawn(|| {
+            let before = cpu::allowed();
+            Ordo::calibrate(&before, 100).expect("calibration on this machine");
+            assert_eq!(cpu::allowed(), before, "calibration changed the calling thread's CPU affinity");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn calibration_refuses_no_cpus_or_no_runs() {
+        if !hw::hardware_clock_available() {
+            return;
+        }
+        for (cpus, runs) in [(&[][..], 10), (&[0][..], 0)] {
+            let Err(err) = Ordo::calibrate(cpus, runs) else {
+                panic!("calibrating {cpus:?} with {runs} runs was accepted")
+            };
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+            assert_eq!(err.to_string(), "calibration needs at least one CPU and one run");
+        }
+    }
+
+    #[test]
     fn new_time_is_certainly_after_on_every_core() {
         let o = if hw::hardware_clock_available() { Ordo::with_boundary(5_000) } else { Ordo::monotonic() };
         let t = o.get_time();

@@ -26,8 +26,9 @@ pub(crate) const TSC_AUX_CPU_MASK: u32 = 0xfff;
 
 /// The CPU the calling thread is running on (a hint: the thread may migrate at any time).
 ///
-/// Under Miri, which cannot ask the OS, each thread is given a fixed pseudo-CPU, spread
-/// round-robin over [`possible`], so per-CPU code still sees several CPUs.
+/// Under Miri, which cannot ask the OS, a thread pinned to one CPU ([`pin_current_thread`])
+/// is on that CPU, and any other thread is given a fixed pseudo-CPU, spread round-robin over
+/// [`possible`], so per-CPU code still sees several CPUs and a pinned thread can migrate.
 #[inline]
 pub fn current() -> usize {
     #[cfg(miri)]
@@ -37,10 +38,16 @@ pub fn current() -> usize {
         std::thread_local! {
             static CPU: usize = NEXT.fetch_add(1, Ordering::Relaxed) % possible();
         }
-        return CPU.with(|c| *c);
+        return MIRI_PINNED.with(std::cell::Cell::get).unwrap_or_else(|| CPU.with(|c| *c));
     }
     #[cfg(not(miri))]
     current_from_os()
+}
+
+#[cfg(miri)]
+std::thread_local! {
+    /// Under Miri: the CPU this thread was last pinned to, if any (see [`current`]).
+    static MIRI_PINNED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 #[inline(always)]
@@ -180,7 +187,12 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
         unsafe { libc::CPU_SET(cpu, &mut set) };
         // SAFETY: `set` is a valid cpu_set_t of the size we pass; pid 0 is this thread.
         let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-        if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        #[cfg(miri)]
+        MIRI_PINNED.with(|p| p.set(Some(cpu)));
+        Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -4,25 +4,30 @@
 use oplog::Update;
 use oplog::log::LocalLog;
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
-use std::time::Duration;
 
-/// Runs `f`, failing the test (by aborting the process, which no hang can survive) if it
-/// takes longer than `limit`.
-pub fn with_watchdog<R: Send + 'static>(name: &str, limit: Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    let name = name.to_string();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(limit).is_err() {
-            eprintln!("watchdog: `{name}` did not finish within {limit:?}: deadlock or livelock");
-            std::process::abort();
-        }
+#[allow(unused_imports)] // not every test file watches
+pub use oplog_lincheck::with_watchdog;
+
+/// Keeps panics whose message ends "panics on purpose" (the tests' deliberate ones) off stderr;
+/// every other panic is printed as usual.
+pub fn quiet_expected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let text = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !text.ends_with("panics on purpose") {
+                default(info);
+            }
+        }));
     });
-    let r = f();
-    tx.send(()).unwrap();
-    watchdog.join().unwrap();
-    r
 }
 
 /// The CPUs this process may use.
@@ -72,6 +77,18 @@ pub struct CountedOp {
     pub op: SetOp,
     pub execs: Arc<AtomicUsize>,
     pub panic_on_exec: bool,
+}
+
+impl CountedOp {
+    /// `op`, counted in `execs`.
+    pub fn new(op: SetOp, execs: &Arc<AtomicUsize>) -> Self {
+        Self { op, execs: execs.clone(), panic_on_exec: false }
+    }
+
+    /// An operation that panics when executed, counted in `execs`.
+    pub fn panicking(execs: &Arc<AtomicUsize>) -> Self {
+        Self { op: SetOp::Add(999), execs: execs.clone(), panic_on_exec: true }
+    }
 }
 
 /// Whether [`CountedOp`] absorbs (process-wide switches for the tests that use them).

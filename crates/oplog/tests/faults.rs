@@ -1,0 +1,400 @@
+//! Faults: one test per fault case, each asserting the outcome the crate docs promise
+//! (`oplog` crate docs: "Panics in user code", "Drop", "Memory bound"; `OpLog::synchronize`:
+//! "Updates from other threads continue meanwhile"; the `registry` module: logs are owned
+//! by objects, not threads). Each runs under a watchdog, so a deadlock fails the test with
+//! a message instead of hanging CI.
+//!
+//! | fault | test |
+//! |---|---|
+//! | an operation panics during synchronize | `fault_an_operation_panics_during_synchronize` |
+//! | a thread exits with a non-empty log | `fault_a_thread_exits_with_a_non_empty_log` |
+//! | an object is dropped with pending operations | `fault_an_object_is_dropped_with_pending_operations` |
+//! | a log cache full of hot objects evicting each other | `fault_hot_objects_evict_each_other_from_a_full_log_cache` |
+//! | a reader synchronizes continuously while writers run | `fault_a_reader_synchronizes_continuously_while_writers_run` |
+//!
+//! Eviction racing reads is stress-tested further in `eviction.rs`; preempted and migrating
+//! writers under a continuous reader in `counter.rs`.
+
+mod common;
+
+use common::{CountedOp, Rng, SetOp, pin_round_robin, quiet_expected_panics, with_watchdog};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Watchdog limit of each fault test.
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn sorted(set: &BTreeSet<u64>) -> Vec<u64> {
+    set.iter().copied().collect()
+}
+
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    match p.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p.downcast_ref::<&str>().map_or("(not a string)".into(), |s| (*s).to_owned()),
+    }
+}
+
+/// Documented outcome: the lock is released as the panic unwinds (no deadlock), the
+/// panicking operation is dropped, every operation gathered after it is kept, in order,
+/// ahead of anything newer; the panic reaches the caller of `synchronize`, or of the
+/// `update` whose full log triggered the flush (that update itself is kept).
+#[test]
+fn fault_an_operation_panics_during_synchronize() {
+    quiet_expected_panics();
+    with_watchdog("panic during synchronize", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            // A read's synchronize.
+            let d = Domain::<Ordered<CountedOp>>::new(config.clone()).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let set = OpLog::with_domain(&d, BTreeSet::new());
+            set.update(CountedOp::new(SetOp::Add(1), &execs));
+            set.update(CountedOp::panicking(&execs));
+            set.update(CountedOp::new(SetOp::Add(2), &execs));
+            set.update(CountedOp::new(SetOp::Remove(1), &execs));
+            let r = catch_unwind(AssertUnwindSafe(|| set.read(|s| s.clone())));
+            assert!(panic_text(r.unwrap_err()).contains("panics on purpose"));
+            set.update(CountedOp::new(SetOp::Add(1), &execs));
+            assert_eq!(set.read(sorted), vec![1, 2], "the rest ran, in order, before the newer add");
+            assert_eq!(execs.load(Ordering::SeqCst), 5);
+
+            // The flush of a full log, on one pinned thread so all three share one log.
+            let d = Domain::<Ordered<CountedOp>>::new(config.clone().max_log_len(3)).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let set = OpLog::with_domain(&d, BTreeSet::new());
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    pin_round_robin(0);
+                    set.update(CountedOp::new(SetOp::Add(1), &execs));
+                    set.update(CountedOp::panicking(&execs));
+                    let r = catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::new(SetOp::Add(2), &execs))));
+                    assert!(panic_text(r.unwrap_err()).contains("panics on purpose"), "the flush panics in update");
+                });
+            });
+            assert_eq!(set.read(sorted), vec![1, 2], "the update that triggered the flush was kept");
+
+            // Writers keep going on other threads while reads hit panics.
+            let d = Domain::<Ordered<CountedOp>>::new(config.max_log_len(8)).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let set = OpLog::with_domain(&d, BTreeSet::new());
+            const PER_WRITER: u64 = if cfg!(miri) { 20 } else { 5_000 };
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                for w in 0..2u64 {
+                    let (set, execs) = (&set, &execs);
+                    s.spawn(move || {
+                        for k in 0..PER_WRITER {
+                            // A writer whose full log flushes gets the panic; its update is
+                            // kept all the same.
+                            let _ = catch_unwind(AssertUnwindSafe(|| {
+                                set.update(CountedOp::new(SetOp::Add(w * 100_000 + k), execs))
+                            }));
+                        }
+                    });
+                }
+                s.spawn(|| {
+                    let mut panics = 0;
+                    while !stop.load(Ordering::SeqCst) || panics == 0 {
+                        // This update may fill the log and flush: then it panics already.
+                        let _ = catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::panicking(&execs))));
+                        if catch_unwind(AssertUnwindSafe(|| set.read(|_| ()))).is_err() {
+                            panics += 1;
+                        }
+                    }
+                });
+                std::thread::sleep(Duration::from_millis(if cfg!(miri) { 1 } else { 50 }));
+                stop.store(true, Ordering::SeqCst);
+            });
+            // Each read drops one panicking operation and keeps the rest: read until none
+            // is left, then every writer's update is there.
+            let len = loop {
+                if let Ok(n) = catch_unwind(AssertUnwindSafe(|| set.read(|s| s.len() as u64))) {
+                    break n;
+                }
+            };
+            assert_eq!(len, 2 * PER_WRITER, "no writer's update was lost to the panics");
+        }
+    });
+}
+
+/// Documented outcome: logs belong to objects, not threads, so a thread that exits with
+/// logged updates loses none of them; they are applied by the next synchronize, in order
+/// with what later threads log.
+#[test]
+fn fault_a_thread_exits_with_a_non_empty_log() {
+    with_watchdog("thread exit", LIMIT, || {
+        const ROUNDS: u64 = if cfg!(miri) { 3 } else { 8 };
+        const PER_ROUND: u64 = if cfg!(miri) { 10 } else { 100 };
+        for config in [Config::per_cpu(), Config::per_thread(), Config::per_thread().max_threads(1)] {
+            let d = Domain::<Ordered<SetOp>>::new(config.max_log_len(1000)).unwrap();
+            let set = OpLog::with_domain(&d, BTreeSet::new());
+            let mut model = BTreeSet::new();
+            for round in 0..ROUNDS {
+                // Each thread adds its own keys and removes half of the previous thread's,
+                // then exits with all of it still logged; a per-thread domain hands its
+                // index (and the cache holding the log) to the next thread.
+                let ops: Vec<SetOp> = (0..PER_ROUND)
+                    .map(|k| SetOp::Add(round * 1000 + k))
+                    .chain((0..PER_ROUND / 2).filter(|_| round > 0).map(|k| SetOp::Remove((round - 1) * 1000 + k)))
+                    .collect();
+                ops.iter().for_each(|o| o.apply_to(&mut model));
+                std::thread::scope(|s| {
+                    s.spawn(|| ops.into_iter().for_each(|o| set.update(o)));
+                });
+            }
+            assert_eq!(set.read(|s| s.clone()), model);
+        }
+    });
+}
+
+/// Documented outcome: dropping an object applies every pending operation (in every
+/// core's log, in its backlog of evicted logs, and left over after a panic), continuing
+/// past operations that panic, releases its log-cache slots, and only then drops the
+/// instance; the first panic reaches the dropping thread.
+#[test]
+fn fault_an_object_is_dropped_with_pending_operations() {
+    struct Record(Arc<Mutex<Vec<u32>>>);
+    impl Drop for Record {
+        fn drop(&mut self) {
+            self.0.lock().unwrap().push(u32::MAX);
+        }
+    }
+    #[derive(Debug)]
+    enum Push {
+        Value(u32),
+        Panic,
+    }
+    impl oplog::Update for Push {
+        type Target = Record;
+        fn exec(self, r: &mut Record) {
+            match self {
+                Push::Value(v) => r.0.lock().unwrap().push(v),
+                Push::Panic => panic!("this push panics on purpose"),
+            }
+        }
+    }
+    quiet_expected_panics();
+    with_watchdog("drop with pending operations", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            // One slot per core, so the other object below evicts this one's logs.
+            let d = Domain::<Ordered<Push>>::new(config.cache_slots(1)).unwrap();
+            let obj = OpLog::with_domain(&d, Record(seen.clone()));
+            let other = OpLog::with_domain(&d, Record(Arc::new(Mutex::new(Vec::new()))));
+            // A panic leaves 1 and 2 waiting ahead of everything newer.
+            obj.update(Push::Panic);
+            obj.update(Push::Value(1));
+            obj.update(Push::Value(2));
+            assert!(catch_unwind(AssertUnwindSafe(|| obj.read(|_| ()))).is_err());
+            assert!(d.pending_objects() > 0, "the panic's leftovers wait in the backlog");
+            // Logs of threads that exited, some evicted by `other` while a synchronize holds
+            // `obj` (evictors then cannot apply them), so they wait in the backlog too.
+            let guard = obj.synchronize();
+            for t in 0..3u32 {
+                std::thread::scope(|s| {
+                    s.spawn(|| {
+                        obj.update(Push::Value(10 + 2 * t));
+                        other.update(Push::Value(0));
+                        obj.update(Push::Value(11 + 2 * t));
+                    });
+                });
+            }
+            drop(guard);
+            obj.update(Push::Value(99));
+            assert!(d.pending_logs() > 0, "logs evicted while `obj` was held wait in its backlog");
+            drop(obj);
+            assert_eq!(*seen.lock().unwrap(), vec![1, 2, 10, 11, 12, 13, 14, 15, 99, u32::MAX]);
+            drop(other);
+            assert_eq!(d.pending_objects(), 0, "nothing is left behind");
+            // The slots were released: a new object sees none of the old operations.
+            let fresh_seen = Arc::new(Mutex::new(Vec::new()));
+            let fresh = OpLog::with_domain(&d, Record(fresh_seen.clone()));
+            fresh.update(Push::Value(7));
+            drop(fresh);
+            assert_eq!(*fresh_seen.lock().unwrap(), vec![7, u32::MAX]);
+
+            // Panicking operations still pending at drop: the others run, the first panic
+            // reaches the dropping thread after the instance is dropped.
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let obj = OpLog::with_domain(&d, Record(seen.clone()));
+            obj.update(Push::Panic);
+            obj.update(Push::Value(1));
+            obj.update(Push::Panic);
+            obj.update(Push::Value(2));
+            let r = catch_unwind(AssertUnwindSafe(move || drop(obj)));
+            assert!(panic_text(r.unwrap_err()).contains("panics on purpose"));
+            assert_eq!(*seen.lock().unwrap(), vec![1, 2, u32::MAX]);
+        }
+    });
+}
+
+/// Documented outcome (crate docs, "Memory bound"): an evicted log is applied by its evictor,
+/// or waits in its object's backlog while someone else holds the object, and an object whose
+/// backlog reaches the domain's limit is synchronized before it takes a slot again, so hot
+/// objects evicting each other neither lose updates nor grow memory without bound, and never
+/// deadlock.
+#[test]
+fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
+    with_watchdog("hot objects evicting each other", LIMIT, || {
+        const OBJECTS: usize = 16;
+        const UPDATES: u64 = if cfg!(miri) { 40 } else { 100_000 };
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            // Two slots per core for sixteen objects, updated only, never read.
+            let d = Domain::<CounterLog>::new(config.cache_slots(2).max_log_len(64)).unwrap();
+            let counters: Vec<Counter> = (0..OBJECTS).map(|_| Counter::with_domain(&d, 0)).collect();
+            let threads = 3;
+            // An object installs itself only while its backlog is below the limit, or below
+            // four times the limit while a synchronize of it runs (crate docs), so its
+            // backlog stays below that plus one log per thread that may have installed it
+            // past the check.
+            let bound = OBJECTS * (4 * d.backlog_limit() + threads);
+            let done = AtomicBool::new(false);
+            let (totals, peak) = std::thread::scope(|s| {
+                let writers: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let counters = &counters;
+                        s.spawn(move || {
+                            let mut rng = Rng(t as u64 + 1);
+                            let mut mine = vec![0i64; OBJECTS];
+                            for _ in 0..UPDATES {
+                                let i = rng.below(OBJECTS as u64) as usize;
+                                counters[i].inc();
+                                mine[i] += 1;
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                let monitor = s.spawn(|| {
+                    let mut peak = 0;
+                    while !done.load(Ordering::SeqCst) {
+                        peak = peak.max(d.pending_logs());
+                        if cfg!(miri) {
+                            std::thread::sleep(Duration::from_micros(100));
+                        } else {
+                            std::thread::yield_now();
+                        }
+                    }
+                    peak
+                });
+                let totals: Vec<Vec<i64>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+                done.store(true, Ordering::SeqCst);
+                (totals, monitor.join().unwrap())
+            });
+            assert!(peak <= bound, "{peak} evicted logs waiting at once; the documented bound is {bound}");
+            for (i, c) in counters.iter().enumerate() {
+                assert_eq!(c.read(), totals.iter().map(|t| t[i]).sum::<i64>(), "counter {i}");
+            }
+            drop(counters);
+            assert_eq!(d.pending_objects(), 0);
+        }
+
+        // The worst case for one thread: alternating between two colliding objects evicts
+        // the other every time; without the limit each backlog would grow by one log per
+        // update.
+        let d = Domain::<CounterLog>::new(Config::per_thread().cache_slots(1)).unwrap();
+        let a = Counter::with_domain(&d, 0);
+        let b = Counter::with_domain(&d, 0);
+        let limit = d.backlog_limit();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..UPDATES {
+                    a.inc();
+                    b.dec();
+                    let logs = d.pending_logs();
+                    assert!(
+                        logs <= 2 * limit,
+                        "{logs} evicted logs waiting after {i} rounds (limit {limit} per object)"
+                    );
+                }
+            });
+        });
+        assert_eq!((a.read(), b.read()), (UPDATES as i64, -(UPDATES as i64)));
+
+        // The same while a synchronize of `a` stays off the CPU (here: a reader holding
+        // its guard). Regression: installs then skipped the backlog check, so `a`'s backlog
+        // grew by one log per round for as long as the synchronize lasted. Now the writer
+        // waits once the backlog is four times over the limit.
+        let guard = a.as_oplog().synchronize();
+        let rounds = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let writer = s.spawn(|| {
+                for _ in 0..UPDATES {
+                    a.inc();
+                    b.dec();
+                    rounds.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            // Wait until the writer finishes or stops making progress.
+            let mut last = usize::MAX;
+            while !writer.is_finished() && rounds.load(Ordering::SeqCst) != last {
+                last = rounds.load(Ordering::SeqCst);
+                std::thread::sleep(if cfg!(miri) { Duration::from_micros(200) } else { Duration::from_millis(50) });
+            }
+            let logs = d.pending_logs();
+            // `a` at most four times the limit, `b` (synchronized at its limit) below it.
+            assert!(logs <= 5 * limit, "{logs} evicted logs waiting behind a held synchronize (limit {limit})");
+            drop(guard);
+        });
+        assert_eq!((a.read(), b.read()), (2 * UPDATES as i64, -2 * UPDATES as i64));
+    });
+}
+
+/// Documented outcome (`OpLog::synchronize`): updates from other threads continue while a
+/// reader synchronizes; a log may grow to four times its limit while a synchronize holds
+/// the object, and only then does its writer wait. Every read sees a consistent cut: for
+/// each writer, a prefix of what it logged.
+#[test]
+fn fault_a_reader_synchronizes_continuously_while_writers_run() {
+    with_watchdog("continuous reader", LIMIT, || {
+        const PER_WRITER: u64 = if cfg!(miri) { 30 } else { 3_000 };
+        const WRITERS: u64 = 2;
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let d = Domain::<Ordered<SetOp>>::new(config.max_log_len(4)).unwrap();
+            let set = OpLog::with_domain(&d, BTreeSet::new());
+            let finished = AtomicUsize::new(0);
+            let reads = std::thread::scope(|s| {
+                for w in 0..WRITERS {
+                    let (set, finished) = (&set, &finished);
+                    s.spawn(move || {
+                        (0..PER_WRITER).for_each(|k| set.update(SetOp::Add(w * 1_000_000 + k)));
+                        finished.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+                // The reader never pauses until every writer is done.
+                let mut reads = 0u64;
+                while finished.load(Ordering::SeqCst) < WRITERS as usize {
+                    set.read(|s| {
+                        // Writer w's keys are w * 1e6 + 0, 1, 2, ...: it holds at most
+                        // max + 1 of them, exactly that many when they form a prefix.
+                        let prefixes: u64 = (0..WRITERS)
+                            .map(|w| {
+                                s.range(w * 1_000_000..(w + 1) * 1_000_000)
+                                    .next_back()
+                                    .map_or(0, |m| m + 1 - w * 1_000_000)
+                            })
+                            .sum();
+                        assert_eq!(prefixes, s.len() as u64, "a read saw a writer's adds but not as a prefix");
+                    });
+                    reads += 1;
+                }
+                reads
+            });
+            assert!(reads > 0);
+            assert_eq!(set.read(|s| s.len() as u64), WRITERS * PER_WRITER);
+
+            // A reader holding the object: writers still log up to four times the limit
+            // without waiting.
+            let guard = set.synchronize();
+            std::thread::scope(|s| {
+                s.spawn(|| (0..3 * d.max_log_len() as u64).for_each(|k| set.update(SetOp::Add(5_000_000 + k))));
+            });
+            drop(guard);
+            assert_eq!(set.read(|s| s.len() as u64), WRITERS * PER_WRITER + 3 * d.max_log_len() as u64);
+        }
+    });
+}

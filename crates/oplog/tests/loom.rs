@@ -1,0 +1,230 @@
+//! loom models of the OpLog mechanics: every interleaving (up to a preemption bound) of
+//! a few threads updating, evicting and synchronizing, through the public API, with
+//! `oplog::primitive` swapped for loom's atomics, cells, mutexes and fences.
+//!
+//! Run with (a separate target directory keeps the normal build cache):
+//!
+//! ```sh
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p oplog --release --test loom -- --nocapture --test-threads=1
+//! ```
+//!
+//! Each model prints how many interleavings it explored. The preemption bound defaults to
+//! 3 per model so CI finishes in seconds; `LOOM_MAX_PREEMPTIONS` overrides it for every
+//! model (`.ci/run --full` uses 4).
+//!
+//! One limit of loom shapes the models: when two threads spin on a lock held by a third
+//! that was preempted, loom explores schedules in which the two yield to each other
+//! forever and gives up ("maximum number of branches"). So no model has two threads
+//! waiting for the same lock at once. (Spin loops retry with a compare-and-swap, never a
+//! swap: a waiter's own stores defeat loom's rule that a load after a yield sees newer
+//! stores, which made every spin in these models explode; see `lock::SpinLock`.)
+//!
+//! Under loom, [`oplog::primitive::current_cpu`] is a per-thread value a model sets with
+//! `set_current_cpu` (a "migration"), restartable sequences are off, and the per-thread
+//! slots' asymmetric barrier is a pair of `SeqCst` fences. Models use per-CPU domains with
+//! one or two CPUs and one slot per cache, except the owner-protocol model, whose per-thread
+//! caches are allocated by the threads themselves (std `OnceLock`, outside the model).
+//!
+//! | model | what it covers |
+//! |---|---|
+//! | `slot_lock_owner_and_remote` | per-slot lock, owner fast path against a synchronizer's remote acquisition (per-thread slots) |
+//! | `slot_lock_shared_on_one_cpu` | per-slot spin lock: two threads on one CPU and a synchronizer |
+//! | `eviction_races_synchronize` | a log-cache miss moving a victim's log to its backlog while the victim synchronizes |
+//! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
+//! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
+//!
+//! Refcache's epoch advance gets its model here once `crates/refcount` exists.
+#![cfg(loom)]
+
+mod common;
+
+use common::SetOp;
+use loom::sync::atomic::{AtomicBool, AtomicU64};
+use loom::thread;
+use oplog::primitive::set_current_cpu;
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use ordo::Clock;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Checks `f` in every interleaving within the preemption bound (`LOOM_MAX_PREEMPTIONS`,
+/// else `preemptions`) and prints how many it explored.
+fn model(name: &str, preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(preemptions);
+    }
+    let bound = builder.preemption_bound;
+    let iterations = Arc::new(AtomicUsize::new(0));
+    let counted = iterations.clone();
+    let start = std::time::Instant::now();
+    builder.check(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "loom model `{name}`: {} interleavings (preemption bound {}) in {:.1} s",
+        iterations.load(Ordering::Relaxed),
+        bound.map_or("none".into(), |b| b.to_string()),
+        start.elapsed().as_secs_f64()
+    );
+}
+
+/// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
+fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
+    Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1)).unwrap()
+}
+
+#[test]
+fn slot_lock_owner_and_remote() {
+    model("slot_lock_owner_and_remote", 3, || {
+        let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(1).cache_slots(1)).unwrap();
+        assert!(d.owner_fast_path(), "per-thread slots use the owner protocol under loom");
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.inc();
+                c.inc();
+            })
+        };
+        // A synchronize taking the writer's slot remotely, maybe while it is inside.
+        let seen = c.read();
+        assert!((0..=2).contains(&seen), "read {seen}");
+        writer.join().unwrap();
+        assert_eq!(c.read(), 2);
+    });
+}
+
+#[test]
+fn slot_lock_shared_on_one_cpu() {
+    // Two threads on one CPU share its slot through the spin lock. (No third thread
+    // spinning at the same time: loom cannot bound two threads that yield to each other
+    // while the holder waits, see the module docs; the reader's contention with writers is
+    // in the other models.)
+    model("slot_lock_shared_on_one_cpu", 3, || {
+        let d = counter_domain(1);
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let writers: Vec<_> = (0..2)
+            .map(|_| {
+                let c = c.clone();
+                thread::spawn(move || {
+                    c.inc();
+                    c.add(2);
+                })
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        assert_eq!(c.read(), 6);
+    });
+}
+
+#[test]
+fn eviction_races_synchronize() {
+    model("eviction_races_synchronize", 3, || {
+        let d = counter_domain(1);
+        let a = Arc::new(Counter::with_domain(&d, 0));
+        let b = Arc::new(Counter::with_domain(&d, 0));
+        let done = Arc::new(AtomicBool::new(false));
+        let evictor = {
+            let (a, b, done) = (a.clone(), b.clone(), done.clone());
+            thread::spawn(move || {
+                a.inc();
+                done.store(true, Ordering::Release);
+                // One slot: installing `b` moves `a`'s log to `a`'s backlog, maybe while
+                // the reader is synchronizing `a`.
+                b.inc();
+            })
+        };
+        let completed = done.load(Ordering::Acquire);
+        let seen = a.read();
+        assert!(seen <= 1 && (!completed || seen == 1), "read {seen} (increment completed: {completed})");
+        evictor.join().unwrap();
+        assert_eq!((a.read(), b.read()), (1, 1));
+        drop((a, b));
+        assert_eq!(d.pending_objects(), 0, "nothing left behind");
+    });
+}
+
+/// A clock for loom: one loom atomic counter, so its ordering is modelled too.
+struct LoomClock(AtomicU64);
+
+impl Clock for LoomClock {
+    fn get_time(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+    fn boundary(&self) -> u64 {
+        0
+    }
+    fn raw_order_is_causal(&self) -> bool {
+        true
+    }
+    fn name(&self) -> &'static str {
+        "loom"
+    }
+}
+
+#[test]
+fn gather_retries_when_a_core_joins() {
+    model("gather_retries_when_a_core_joins", 3, || {
+        let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
+        let d = Domain::<Ordered<SetOp>>::new(Config::per_cpu().cpus(2).cache_slots(1).clock(clock)).unwrap();
+        let set = Arc::new(OpLog::with_domain(&d, BTreeSet::new()));
+        // The object already has a log on CPU 1.
+        set_current_cpu(1);
+        set.update(SetOp::Add(9));
+        set_current_cpu(0);
+        let done = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (set, done) = (set.clone(), done.clone());
+            thread::spawn(move || {
+                // CPU 0 joins the object's mask, maybe after the reader read it...
+                set_current_cpu(0);
+                set.update(SetOp::Add(1));
+                // ...then, after a migration, the remove lands in CPU 1's log, which the
+                // reader holds. A gather that kept CPU 1's log but not CPU 0's would run
+                // the remove without the add before it, and the add after.
+                set_current_cpu(1);
+                set.update(SetOp::Remove(1));
+                done.store(true, Ordering::Release);
+            })
+        };
+        let finished = done.load(Ordering::Acquire);
+        let seen = set.read(|s| s.contains(&1));
+        if finished {
+            assert!(!seen, "both updates completed before the read began, so it must see the remove");
+        }
+        writer.join().unwrap();
+        assert_eq!(set.read(|s| s.iter().copied().collect::<Vec<_>>()), vec![9], "the remove ran after the add");
+    });
+}
+
+#[test]
+fn counter_read_sees_completed_updates() {
+    model("counter_read_sees_completed_updates", 3, || {
+        let d = counter_domain(2);
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let done: Arc<[AtomicBool; 2]> = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let writers: Vec<_> = (0..2)
+            .map(|cpu| {
+                let (c, done) = (c.clone(), done.clone());
+                thread::spawn(move || {
+                    set_current_cpu(cpu);
+                    c.inc();
+                    done[cpu].store(true, Ordering::Release);
+                })
+            })
+            .collect();
+        let completed = done.iter().filter(|f| f.load(Ordering::Acquire)).count() as i64;
+        let first = c.read();
+        let second = c.read();
+        assert!(
+            completed <= first && first <= second && second <= 2,
+            "{completed} completed, read {first} then {second}"
+        );
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        assert_eq!(c.read(), 2);
+    });
+}
