@@ -4,13 +4,13 @@
 //! is that unit. All objects of a domain share, on each core, one direct-mapped table of
 //! log slots, the table of pending (evicted) logs, the clock, and the limits below.
 
-use crate::lock::Held;
 use crate::log::LogKind;
 use crate::object::Shared;
 use crate::pending::Pending;
-use crate::primitive::{Mutex, barrier, current_cpu};
+
+use crate::percore::{CoreMode, PerCore};
 use crate::slab::Slab;
-use crate::slot::{CoreCache, Slot};
+use crate::slot::SlotData;
 use ordo::Clock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -167,13 +167,6 @@ impl std::error::Error for ConfigError {}
 /// so a plain std atomic (see [`primitive`](crate::primitive)).
 static NEXT_DOMAIN_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Free thread indices of a per-thread domain.
-#[derive(Default)]
-struct ThreadIndices {
-    free: Vec<usize>,
-    next: usize,
-}
-
 /// A family of OpLog objects sharing per-core log caches (see the module docs).
 pub struct Domain<L: LogKind> {
     pub(crate) id: u64,
@@ -186,23 +179,11 @@ pub struct Domain<L: LogKind> {
     /// (the clock's raw order does not respect communication).
     pub(crate) commit_wait: bool,
     pub(crate) clock: Arc<dyn Clock>,
-    /// Whether slots are entered through the owner protocol (per-thread slots with
-    /// `membarrier`, per-CPU slots with rseq) and so taken remotely by synchronizers;
-    /// otherwise everyone takes the slot's spin lock.
-    pub(crate) owner_fast: bool,
-    /// Per-CPU domains on the rseq fast path: each CPU's slots.
-    #[cfg(oplog_rseq)]
-    rseq: Option<crate::rseq::Table>,
-    /// Per-CPU domains: one cache per CPU, allocated up front (empty otherwise).
-    cpu_caches: Box<[Box<CoreCache<L>>]>,
-    /// Per-thread domains: index 0 is shared (locked) by threads without a cache of their
-    /// own; indices from 1 are handed to threads and allocated on first use (empty
-    /// otherwise).
-    thread_caches: Box<[OnceLock<Box<CoreCache<L>>>]>,
+    /// The log caches: `cache_slots` slots per core (see `slot`).
+    pub(crate) slots: PerCore<SlotData<L>>,
     pub(crate) pending: Pending<L>,
     /// Where this domain's objects live (see `slab`).
     pub(crate) slab: Slab<Shared<L>>,
-    threads: Mutex<ThreadIndices>,
 }
 
 impl<L: LogKind> fmt::Debug for Domain<L> {
@@ -247,19 +228,11 @@ impl<L: LogKind> Domain<L> {
             // Unordered kinds never read the clock: do not calibrate one for them.
             None => Arc::new(ordo::Ordo::monotonic()),
         };
-        let (cpu_caches, thread_caches): (Box<[_]>, Box<[_]>) = match mode {
-            SlotMode::PerCpu => ((0..ncpus).map(|_| Box::new(CoreCache::new(cache_slots))).collect(), Box::default()),
-            SlotMode::PerThread => (Box::default(), (0..=max_threads).map(|_| OnceLock::new()).collect()),
+        let (core_mode, cores) = match mode {
+            SlotMode::PerCpu => (CoreMode::PerCpu, ncpus),
+            SlotMode::PerThread => (CoreMode::PerThread, max_threads + 1),
         };
-        #[cfg(oplog_rseq)]
-        let rseq = if mode == SlotMode::PerCpu && rseq { crate::rseq::Table::new(&cpu_caches) } else { None };
-        #[cfg(oplog_rseq)]
-        let rseq_fast = rseq.is_some();
-        #[cfg(not(oplog_rseq))]
-        let rseq_fast = {
-            let _ = rseq;
-            false
-        };
+        let slots = PerCore::new(core_mode, cores, cache_slots, rseq, |_, _| SlotData::default());
         Ok(Arc::new(Domain {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
             mode,
@@ -268,14 +241,9 @@ impl<L: LogKind> Domain<L> {
             backlog_limit: 2 * ncpus.clamp(4, 64),
             commit_wait: L::ORDERED && !clock.raw_order_is_causal(),
             clock,
-            owner_fast: rseq_fast || (mode == SlotMode::PerThread && barrier::init()),
-            #[cfg(oplog_rseq)]
-            rseq,
-            cpu_caches,
-            thread_caches,
+            slots,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
             slab: Slab::new(),
-            threads: Mutex::new(ThreadIndices { free: Vec::new(), next: 1 }, "Domain.threads"),
         }))
     }
 
@@ -325,25 +293,19 @@ impl<L: LogKind> Domain<L> {
 
     /// Number of core indices (per-CPU caches, or per-thread indices plus the shared one).
     pub fn cores(&self) -> usize {
-        match self.mode {
-            SlotMode::PerCpu => self.cpu_caches.len(),
-            SlotMode::PerThread => self.thread_caches.len(),
-        }
+        self.slots.cores()
     }
 
     /// Whether updates enter their slot without any atomic read-modify-write: per-thread
     /// domains where `membarrier` exists, per-CPU domains on the rseq path.
     pub fn owner_fast_path(&self) -> bool {
-        self.owner_fast
+        self.slots.owner_fast_path()
     }
 
     /// Bytes held by the log caches allocated so far: the domain's fixed cost, which does
     /// not grow with the number of objects (logs' heap storage not included).
     pub fn cache_footprint(&self) -> usize {
-        let cpus = self.cpu_caches.iter().map(|c| c.footprint() + std::mem::size_of::<Box<CoreCache<L>>>());
-        let threads =
-            self.thread_caches.iter().map(|c| c.get().map_or(0, |c| c.footprint()) + std::mem::size_of_val(c));
-        cpus.chain(threads).sum()
+        self.slots.footprint()
     }
 
     /// Number of live objects in this domain.
@@ -371,63 +333,6 @@ impl<L: LogKind> Domain<L> {
     pub fn backlog_limit(&self) -> usize {
         self.backlog_limit
     }
-
-    /// The cache of core `index`, if allocated.
-    pub(crate) fn core(&self, index: usize) -> Option<&CoreCache<L>> {
-        match self.mode {
-            SlotMode::PerCpu => self.cpu_caches.get(index).map(|b| &**b),
-            SlotMode::PerThread => self.thread_caches.get(index).and_then(|c| c.get()).map(|b| &**b),
-        }
-    }
-
-    /// Enters the slot at `index` of the calling CPU's cache in a per-CPU domain: returns
-    /// the core, the slot, and how its lock is held.
-    #[inline(always)]
-    pub(crate) fn enter_cpu_slot(&self, index: usize) -> (usize, &Slot<L>, Held) {
-        #[cfg(oplog_rseq)]
-        if let Some(table) = &self.rseq {
-            return table.enter(index, |cpu| {
-                let (core, cache) = self.cpu_cache(cpu);
-                (core, cache.slot(index))
-            });
-        }
-        let (core, cache) = self.cpu_cache(current_cpu());
-        let slot = cache.slot(index);
-        (core, slot, slot.lock.lock_shared())
-    }
-
-    /// The cache of CPU `cpu` in a per-CPU domain, folding CPU ids beyond the table (hot
-    /// plug) onto it.
-    #[inline(always)]
-    pub(crate) fn cpu_cache(&self, cpu: usize) -> (usize, &CoreCache<L>) {
-        let n = self.cpu_caches.len();
-        let core = if cpu < n { cpu } else { cpu % n };
-        // SAFETY: core < n = cpu_caches.len() (n > 0: per-CPU domains have a cache per CPU).
-        (core, unsafe { self.cpu_caches.get_unchecked(core) })
-    }
-
-    /// The cache of thread index `index` in a per-thread domain, allocating it.
-    pub(crate) fn thread_cache(&self, index: usize) -> &CoreCache<L> {
-        self.thread_caches[index].get_or_init(|| Box::new(CoreCache::new(self.slot_mask + 1)))
-    }
-
-    /// Hands out a thread index of a per-thread domain, or `None` if all are in use.
-    pub(crate) fn acquire_thread_index(&self) -> Option<usize> {
-        let mut t = self.threads.lock();
-        if let Some(i) = t.free.pop() {
-            return Some(i);
-        }
-        if t.next < self.thread_caches.len() {
-            t.next += 1;
-            return Some(t.next - 1);
-        }
-        None
-    }
-
-    /// Returns a thread index (its cache and any logs in it stay for the next thread).
-    pub(crate) fn release_thread_index(&self, index: usize) {
-        self.threads.lock().free.push(index);
-    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -442,12 +347,7 @@ mod tests {
         assert!(d.cache_footprint() >= 3 * 8 * 64);
         assert!(!d.commit_wait());
         let t = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
-        assert_eq!(t.cores(), 3);
-        assert_eq!(t.acquire_thread_index(), Some(1));
-        assert_eq!(t.acquire_thread_index(), Some(2));
-        assert_eq!(t.acquire_thread_index(), None);
-        t.release_thread_index(1);
-        assert_eq!(t.acquire_thread_index(), Some(1));
+        assert_eq!((t.mode(), t.cores()), (SlotMode::PerThread, 3));
     }
 
     #[test]

@@ -53,9 +53,8 @@
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `pending` | logs evicted from the cache and operations left by a panic |
-//! | `lock` | the spin lock and the per-slot lock with an owner fast path |
-//! | `rseq` | the per-CPU fast path: entering a slot with a restartable sequence (x86-64 Linux) |
-//! | `registry`, `migration` | per-thread cache ownership; the migration rule |
+//! | [`percore`] | per-core state with an owner fast path: the slots, their locks, per-thread index claims, the restartable-sequence per-CPU entry (x86-64 Linux) |
+//! | `migration` | the migration rule |
 //! | [`primitive`] | every shared-memory primitive, swappable for loom or tracing |
 //! | [`Counter`] (`counter`) | the distributed counter |
 //!
@@ -135,15 +134,12 @@
 
 mod counter;
 mod domain;
-mod lock;
 pub mod log;
 mod migration;
 mod object;
 mod pending;
+pub mod percore;
 pub mod primitive;
-mod registry;
-#[cfg(oplog_rseq)]
-mod rseq;
 mod slab;
 mod slot;
 

@@ -26,9 +26,10 @@
 //! # Where an object lives
 //!
 //! An [`OpLog`] is a handle to a shared part that never moves, an entry of its domain's
-//! slab ([`crate::slab`]): slots name their owner by that entry's address, which an evictor
-//! can follow, and the entry finds its domain from its chunk's header. The owner is alive while a slot names it: dropping an object takes its lock
-//! and then its slots, and an evictor holds one of those slots until it holds the lock.
+//! slab ([`crate::slab`]): slots name their owner by a pointer to that entry, which an
+//! evictor can follow, and the entry finds its domain from its chunk's header. The owner is
+//! alive while a slot names it: dropping an object takes its lock and then its slots, and an
+//! evictor holds one of those slots until it holds the lock.
 //!
 //! # Synchronize (000 §5.1 `Object::synchronize`)
 //!
@@ -46,12 +47,12 @@
 //!    absorption, execute), then run the read on it while still holding the object lock.
 
 use crate::domain::{Domain, SlotMode};
-use crate::lock::Held;
 use crate::log::LogKind;
-use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell, barrier};
+use crate::migration;
+use crate::percore::{Entered, Remote};
+use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
 use crate::slab::Slab;
-use crate::slot::{NO_OWNER, Slot, SlotData, SlotGuard};
-use crate::{migration, registry};
+use crate::slot::{NO_OWNER, SlotData};
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
@@ -283,20 +284,19 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.ptr.as_ptr().addr() as u64
     }
 
-    /// The object named by an owner id a slot holds (see `install`).
+    /// The object a slot's owner field names (see `install`).
     ///
     /// # Safety
-    /// `id` came from [`Obj::expose`] of an object that is still alive for `'a`.
-    unsafe fn from_id(id: u64) -> Self {
-        let ptr = std::ptr::with_exposed_provenance_mut::<Shared<L>>(id as usize);
-        // SAFETY: ids of live objects are addresses of slab entries, never null.
-        Obj { ptr: unsafe { NonNull::new_unchecked(ptr) }, _life: PhantomData }
+    /// `owner` came from [`Obj::as_owner`] of an object that is still alive for `'a`.
+    unsafe fn from_owner(owner: *const ()) -> Self {
+        // SAFETY: owner fields of live objects are pointers to slab entries, never null.
+        Obj { ptr: unsafe { NonNull::new_unchecked(owner.cast_mut().cast()) }, _life: PhantomData }
     }
 
-    /// The object's id, with its pointer's provenance exposed so that [`Obj::from_id`] can
-    /// rebuild the pointer from a slot's owner field.
-    fn expose(self) -> u64 {
-        self.ptr.as_ptr().expose_provenance() as u64
+    /// This object as a slot's owner field (a pointer with the entry's provenance).
+    #[inline(always)]
+    fn as_owner(self) -> *const () {
+        self.ptr.as_ptr().cast_const().cast()
     }
 
     /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
@@ -313,29 +313,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let index = self.slot_index(d.slot_mask);
         let mut check_backlog = true;
         loop {
-            let (core, slot, held) = match d.mode {
-                SlotMode::PerCpu => d.enter_cpu_slot(index),
-                SlotMode::PerThread => match registry::thread_core(d, self.domain_ptr()) {
-                    Some((core, cache)) => {
-                        let slot = cache.slot(index);
-                        (core, slot, if d.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_shared() })
-                    }
-                    None => {
-                        let slot = d.thread_cache(0).slot(index);
-                        (0, slot, if d.owner_fast { slot.lock.lock_remote() } else { slot.lock.lock_shared() })
-                    }
-                },
-            };
+            let mut guard = d.slots.enter(index);
+            let core = guard.core();
             let raw = if L::ORDERED {
                 let t = d.clock.get_time();
                 if d.mode == SlotMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t }
             } else {
                 0
             };
-            // SAFETY: `held` is the lock of `slot`, just taken, and passes to the guard.
-            let mut guard = unsafe { slot.locked(held) };
             let mut eviction = None;
-            if guard.owner != self.id() {
+            if guard.owner != self.as_owner() {
                 match self.install(&mut guard, core, check_backlog) {
                     Ok(e) => eviction = e,
                     Err(waiting) => {
@@ -382,7 +369,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn install(
         &self,
-        slot: &mut SlotGuard<'_, L>,
+        slot: &mut Entered<'_, SlotData<L>>,
         core: usize,
         check_backlog: bool,
     ) -> Result<Option<Eviction<L>>, usize> {
@@ -395,10 +382,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let mut eviction = None;
         if victim != NO_OWNER && !L::is_empty(&slot.log) {
             let mut log = std::mem::take(&mut slot.log);
-            // SAFETY: a slot's owner id is the exposed address of a live object: the victim
-            // cannot finish dropping while we hold this slot, which it still owns (module
-            // docs, "Where an object lives").
-            let v = unsafe { Obj::<L>::from_id(victim) };
+            // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
+            // we hold this slot, which it still owns (module docs, "Where an object lives").
+            let v = unsafe { Obj::<L>::from_owner(victim) };
             if v.try_lock_raw() {
                 let victim = v.ptr;
                 eviction = Some(if L::APPLY_ALONE {
@@ -415,7 +401,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 d.pending.push_evicted(v.id(), core, log);
             }
         }
-        slot.owner = self.expose();
+        slot.owner = self.as_owner();
         // Set under the slot lock, before the first push: a synchronize that does not see
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
         self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
@@ -537,15 +523,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         let mut still_owned = 0;
-        for (core, _, data) in &held.slots {
-            // SAFETY: `held` holds the lock of every slot in `slots`.
-            let data = unsafe { data.deref() };
-            if data.owner == self.id() {
-                L::gather(&mut batch, *core, &mut data.log);
+        let mut held = held;
+        for (core, _, data) in held.slots.iter_mut() {
+            if data.owner == self.as_owner() {
+                L::gather(&mut batch, core, &mut data.log);
                 if release {
                     data.owner = NO_OWNER;
                 } else {
-                    still_owned |= core_bit(*core);
+                    still_owned |= core_bit(core);
                 }
             }
         }
@@ -658,16 +643,11 @@ where
     }
 }
 
-/// A slot held by a synchronize: its core, the slot, and the access to its data.
-type HeldSlot<'a, L> = (usize, &'a Slot<L>, MutPtr<SlotData<L>>);
-
 /// The slots of one object on every core of its mask, locked at one instant.
 struct HeldSlots<'a, L: LogKind> {
-    /// Taken through the owners' asymmetric protocol rather than the spin locks.
-    remote: bool,
     /// Mask bits this covers.
     bits: u64,
-    slots: Vec<HeldSlot<'a, L>>,
+    slots: Remote<'a, SlotData<L>>,
 }
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
@@ -676,55 +656,14 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
         let index = obj.slot_index(d.slot_mask);
         loop {
             let bits = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
-            let slots: Vec<(usize, &Slot<L>)> =
-                cores_of(bits, d.cores()).filter_map(|c| d.core(c).map(|cache| (c, cache.slot(index)))).collect();
-            let remote = d.owner_fast;
-            if !remote {
-                for (_, s) in &slots {
-                    s.lock.lock_shared();
-                }
-            } else {
-                {
-                    for (_, s) in &slots {
-                        s.lock.remote_begin();
-                    }
-                    if !slots.is_empty() {
-                        barrier::heavy();
-                    }
-                    for (_, s) in &slots {
-                        s.lock.remote_wait();
-                    }
-                }
-            }
+            let slots = d.slots.lock_remote(cores_of(bits, d.cores()).map(|c| (c, index)));
             let now = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
-            let mut held = HeldSlots {
-                remote,
-                bits,
-                // SAFETY: every slot's lock was just taken and is released only by drop.
-                slots: slots.into_iter().map(|(c, s)| (c, s, unsafe { s.remote_data() })).collect(),
-            };
             if now & !bits == 0 {
-                return held;
+                return HeldSlots { bits, slots };
             }
             // A core installed the object since the mask was read: its slot must be held
             // too. Release everything (ascending lock order cannot be kept) and retry.
-            held.bits = 0;
-            drop(held);
-        }
-    }
-}
-
-impl<L: LogKind> Drop for HeldSlots<'_, L> {
-    fn drop(&mut self) {
-        for (_, slot, data) in self.slots.drain(..) {
-            // End the access before unlocking (MutPtr has a Drop under loom).
-            #[allow(clippy::drop_non_drop)]
-            drop(data);
-            if self.remote {
-                slot.lock.remote_end();
-            } else {
-                slot.lock.unlock(Held::Shared);
-            }
+            drop(slots);
         }
     }
 }

@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn entries_are_stable_reused_and_find_their_owner() {
-        let owner = 0xdead_beef_usize as *const ();
+        let owner = std::ptr::without_provenance::<()>(0xdead_beef);
         let slab = Slab::<[u64; 2]>::new();
         let n = 3 * Slab::<[u64; 2]>::PER_CHUNK + 5;
         let ptrs: Vec<_> = (0..n as u64).map(|i| slab.alloc([i, i], owner)).collect();

@@ -95,6 +95,7 @@ fn the_default_counter_uses_the_global_domain() {
 /// In ordinary builds; traced builds carry a label in every primitive.
 #[test]
 #[cfg(not(feature = "trace"))]
+#[cfg_attr(miri, ignore = "100,000 counters: too slow under Miri; the slab's own tests run there")]
 fn a_counter_costs_24_bytes_whatever_the_core_count() {
     // An 8-byte handle plus a 16-byte entry in the domain's slab (chunks round up a little).
     let domain = Domain::<CounterLog>::new(Config::per_cpu().cpus(64)).unwrap();

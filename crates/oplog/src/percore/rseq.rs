@@ -1,4 +1,4 @@
-//! A true per-CPU fast path: entering a per-CPU log slot with a Linux restartable sequence
+//! A true per-CPU fast path: entering a per-CPU slot with a Linux restartable sequence
 //! (rseq) instead of an atomic read-modify-write.
 //!
 //! The texts' per-core lock (000 §4.1) costs an uncontended atomic exchange per update,
@@ -8,7 +8,7 @@
 //! it taken" as if no other thread could run on that CPU in between, with plain loads and
 //! one plain store.
 //!
-//! The slot's `busy` flag (see `lock`) becomes a lock that threads on one CPU take through
+//! The slot's `busy` flag ([`OwnerLock`]) becomes a lock that threads on one CPU take through
 //! the sequence and release with a plain store (from whatever CPU they run on by then). A
 //! remote thread (a synchronizer) uses the slot lock's remote protocol: it sets `req`, runs
 //! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)` (which restarts every sequence in
@@ -21,10 +21,8 @@
 //! registration; elsewhere per-CPU slots use their spin lock. A thread without an rseq area
 //! (cpu field -1) takes the slot through the remote protocol. Never under loom or Miri.
 
-use crate::lock::{Held, SlotLock};
-use crate::log::LogKind;
+use super::lock::OwnerLock;
 use crate::primitive::Backoff;
-use crate::slot::{CoreCache, Slot, slot_stride};
 use std::sync::OnceLock;
 
 /// glibc's rseq signature on x86 (sysdeps/unix/sysv/linux/x86/bits/rseq.h). The kernel
@@ -33,10 +31,10 @@ const RSEQ_SIG: u32 = 0x5305_3053;
 
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 8;
 
-/// Byte offsets of the owner flags within a slot (`Slot` and `SlotLock` are `repr(C)` with
+/// Byte offsets of the owner flags within a slot (`Slot` and `OwnerLock` are `repr(C)` with
 /// the lock first, and a `CachePadded` puts its value at offset 0).
-const BUSY: usize = std::mem::offset_of!(SlotLock, busy);
-const REQ: usize = std::mem::offset_of!(SlotLock, req);
+const BUSY: usize = std::mem::offset_of!(OwnerLock, busy);
+const REQ: usize = std::mem::offset_of!(OwnerLock, req);
 
 /// Outcome of one attempt to enter the calling CPU's slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,53 +51,45 @@ pub(crate) enum Enter {
     Unavailable,
 }
 
-/// A per-CPU domain's slot addresses for the fast path.
+/// The slot addresses of a per-CPU `PerCore` for the fast path.
 pub(crate) struct Table {
     /// Offset of the rseq area from the thread pointer.
     offset: isize,
-    /// Address of each CPU's first slot.
+    /// Address of each CPU's first slot; each slot starts with its [`OwnerLock`].
     bases: Box<[*const u8]>,
 }
 
-// SAFETY: the pointers address the domain's own caches, which are shared between threads
-// exactly like the domain (slots are Sync); the table is never written after construction.
+// SAFETY: the pointers address slots owned by the `PerCore` that owns the table, which are
+// shared between threads exactly like it (slots are Sync); the table is never written
+// after construction.
 unsafe impl Send for Table {}
 // SAFETY: as above.
 unsafe impl Sync for Table {}
 
 impl Table {
-    /// The table for a domain's per-CPU `caches`, if restartable sequences are usable here.
-    /// The caches must outlive the table (the domain owns both).
-    pub(crate) fn new<L: LogKind>(caches: &[Box<CoreCache<L>>]) -> Option<Self> {
-        offset().map(|offset| Table { offset, bases: caches.iter().map(|c| c.slots_base()).collect() })
+    /// The table for per-CPU slot arrays starting at `bases` (each slot starting with its
+    /// [`OwnerLock`]), if restartable sequences are usable here. The slots must outlive the
+    /// table.
+    pub(crate) fn new(bases: Box<[*const u8]>) -> Option<Self> {
+        offset().map(|offset| Table { offset, bases })
     }
 
-    /// Enters the slot at `index` of the calling CPU's cache; returns the core, the slot
-    /// and how it is held. `fallback(cpu)` gives the core and slot for a thread that
-    /// cannot use the sequence, which then takes the slot through the remote protocol.
+    /// Enters the slot `offset` bytes past the calling CPU's first slot: returns the CPU and
+    /// the slot's address, its lock held as [`Held::Owner`](super::Held::Owner); `None` for
+    /// a thread that cannot use the sequence (no rseq area, or a CPU beyond the table),
+    /// which must take a slot through the remote protocol instead.
     #[inline(always)]
-    pub(crate) fn enter<'a, L: LogKind>(
-        &'a self,
-        index: usize,
-        fallback: impl FnOnce(usize) -> (usize, &'a Slot<L>),
-    ) -> (usize, &'a Slot<L>, Held) {
-        let offset = index * slot_stride::<L>();
+    pub(crate) fn enter(&self, offset: usize) -> Option<(usize, *const u8)> {
         let mut backoff = Backoff::default();
         loop {
-            // SAFETY: `bases` holds each CPU's first slot of caches that outlive `self`, and
-            // `index` is below every cache's size, so each `base + offset` is a live slot.
+            // SAFETY: `bases` holds each CPU's first slot of arrays that outlive `self`, and
+            // callers keep `offset` inside every array, so each `base + offset` is a live slot.
             match unsafe { try_enter(self.offset, self.bases.as_ptr(), self.bases.len(), offset) } {
-                Enter::Entered(cpu, slot) => {
-                    // SAFETY: `slot` is `bases[cpu] + offset`, a live `Slot<L>` (above).
-                    return (cpu, unsafe { &*slot.cast::<Slot<L>>() }, Held::Owner);
-                }
-                // A thread preempted inside its update on this CPU, or a synchronizer.
+                Enter::Entered(cpu, slot) => return Some((cpu, slot)),
+                // A thread preempted inside its operation on this CPU, or a synchronizer.
                 Enter::Busy(_) | Enter::Requested(_) => backoff.snooze(),
                 Enter::Aborted => {}
-                Enter::Unavailable => {
-                    let (core, slot) = fallback(crate::primitive::current_cpu());
-                    return (core, slot, slot.lock.lock_remote());
-                }
+                Enter::Unavailable => return None,
             }
         }
     }

@@ -1,5 +1,5 @@
-//! The two locks of the OpLog mechanics: a spin lock, and the per-slot lock that has a
-//! cheap path for a slot's single owner thread.
+//! The two locks of per-core state: a spin lock, and the [`OwnerLock`], which has a cheap
+//! path for a slot's single owner.
 //!
 //! Both are built on [`primitive`](crate::primitive) atomics so that loom checks them.
 
@@ -10,17 +10,19 @@ use crate::primitive::{AtomicBool, Backoff, Ordering, barrier};
 /// OpLog's locks are held for a handful of instructions (a push, a gather), so spinning is
 /// cheaper than parking; yielding keeps a preempted holder from being starved.
 #[derive(Debug)]
-pub(crate) struct SpinLock {
+pub struct SpinLock {
     locked: AtomicBool,
 }
 
 impl SpinLock {
-    pub(crate) fn new(label: &'static str) -> Self {
+    /// An unlocked spin lock; `label` names the field for tracing builds.
+    pub fn new(label: &'static str) -> Self {
         Self { locked: AtomicBool::new(false, label) }
     }
 
+    /// Takes the lock, spinning (then yielding) while another thread holds it.
     #[inline]
-    pub(crate) fn lock(&self) {
+    pub fn lock(&self) {
         if !self.try_acquire() {
             self.lock_contended();
         }
@@ -48,15 +50,16 @@ impl SpinLock {
         }
     }
 
+    /// Releases the lock. Only its holder may call this.
     #[inline]
-    pub(crate) fn unlock(&self) {
+    pub fn unlock(&self) {
         self.locked.store(false, Ordering::Release);
     }
 }
 
-/// How a [`SlotLock`] was taken, so it is released the same way.
+/// How an [`OwnerLock`] was taken, so it is released the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Held {
+pub enum Held {
     /// Through the owner's flag (per-thread slots, and per-CPU slots entered by rseq).
     Owner,
     /// Through the spin lock (per-CPU slots without rseq, and owners' slow paths).
@@ -66,11 +69,12 @@ pub(crate) enum Held {
     Remote,
 }
 
-/// The lock of one log slot.
+/// The lock of one per-core slot.
 ///
 /// Per-CPU slots are written by whichever thread runs on that CPU, so every access takes
 /// the spin lock (000 §4.1: "OpLog acquires a per-core lock protecting the per-core log;
-/// this lock is not usually contended").
+/// this lock is not usually contended"), unless the slot is entered through a restartable
+/// sequence (`rseq`), which uses the owner flags below.
 ///
 /// Per-thread slots have one owner thread, which updates them far more often than anyone
 /// else touches them. The owner enters by storing `busy` and then checking `req` after a
@@ -82,17 +86,24 @@ pub(crate) enum Held {
 /// enter. An owner that sees `req` backs off and takes the spin lock like anyone else.
 ///
 /// Per-CPU slots on Linux use the same owner protocol, entered through a restartable
-/// sequence (`crate::rseq`), which needs the flags at fixed offsets: hence `repr(C)`.
+/// sequence (`rseq`), which needs the flags at fixed offsets: hence `repr(C)`.
 #[derive(Debug)]
 #[repr(C)]
-pub(crate) struct SlotLock {
+pub struct OwnerLock {
     lock: SpinLock,
     pub(crate) busy: AtomicBool,
     pub(crate) req: AtomicBool,
 }
 
-impl SlotLock {
-    pub(crate) fn new() -> Self {
+impl Default for OwnerLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OwnerLock {
+    /// An unlocked lock.
+    pub fn new() -> Self {
         Self {
             lock: SpinLock::new("Slot.lock"),
             busy: AtomicBool::new(false, "Slot.busy"),
@@ -102,15 +113,15 @@ impl SlotLock {
 
     /// Takes the lock through the spin lock (per-CPU slots).
     #[inline]
-    pub(crate) fn lock_shared(&self) -> Held {
+    pub fn lock_shared(&self) -> Held {
         self.lock.lock();
         Held::Shared
     }
 
     /// Takes the lock as the slot's owner thread. Only the one thread that owns this slot
-    /// may call this.
+    /// may call this, and only where [`barrier::init`] returned true.
     #[inline]
-    pub(crate) fn lock_owner(&self) -> Held {
+    pub fn lock_owner(&self) -> Held {
         self.busy.store(true, Ordering::Relaxed);
         barrier::light();
         // Acquire: if a remote just finished, see what it did to the slot.
@@ -128,7 +139,7 @@ impl SlotLock {
 
     /// Releases the lock taken as `held`.
     #[inline]
-    pub(crate) fn unlock(&self, held: Held) {
+    pub fn unlock(&self, held: Held) {
         match held {
             Held::Owner => self.busy.store(false, Ordering::Release),
             Held::Shared => self.lock.unlock(),
@@ -138,14 +149,14 @@ impl SlotLock {
 
     /// First half of a remote acquisition of a per-thread slot: excludes other remote
     /// threads and asks the owner to stay out. Call [`barrier::heavy`] once after the
-    /// first halves of every slot being taken, then [`SlotLock::remote_wait`] on each.
-    pub(crate) fn remote_begin(&self) {
+    /// first halves of every slot being taken, then [`OwnerLock::remote_wait`] on each.
+    pub fn remote_begin(&self) {
         self.lock.lock();
         self.req.store(true, Ordering::Relaxed);
     }
 
     /// Second half: waits until the owner is out of its critical section.
-    pub(crate) fn remote_wait(&self) {
+    pub fn remote_wait(&self) {
         let mut backoff = Backoff::default();
         // Acquire: see everything the owner wrote before leaving.
         while self.busy.load(Ordering::Acquire) {
@@ -153,8 +164,9 @@ impl SlotLock {
         }
     }
 
-    /// Takes the lock remotely in one go (one heavy barrier for this slot alone).
-    pub(crate) fn lock_remote(&self) -> Held {
+    /// Takes the lock remotely in one go (one heavy barrier for this slot alone). Only where
+    /// [`barrier::init`] returned true.
+    pub fn lock_remote(&self) -> Held {
         self.remote_begin();
         barrier::heavy();
         self.remote_wait();
@@ -162,7 +174,7 @@ impl SlotLock {
     }
 
     /// Releases a remote acquisition.
-    pub(crate) fn remote_end(&self) {
+    pub fn remote_end(&self) {
         self.req.store(false, Ordering::Release);
         self.lock.unlock();
     }
@@ -174,7 +186,7 @@ mod tests {
     use crate::primitive::UnsafeCell;
 
     struct Shared {
-        lock: SlotLock,
+        lock: OwnerLock,
         value: UnsafeCell<u64>,
     }
     // SAFETY: `value` is only accessed with `lock` held.
@@ -186,7 +198,7 @@ mod tests {
             eprintln!("skipped: no membarrier");
             return;
         }
-        let s = Shared { lock: SlotLock::new(), value: UnsafeCell::new(0, "test.value") };
+        let s = Shared { lock: OwnerLock::new(), value: UnsafeCell::new(0, "test.value") };
         const N: u64 = 200_000;
         let s = &s;
         std::thread::scope(|sc| {
@@ -216,7 +228,7 @@ mod tests {
     #[test]
     fn shared_lockers_exclude_each_other() {
         const N: u64 = if cfg!(miri) { 100 } else { 100_000 };
-        let s = Shared { lock: SlotLock::new(), value: UnsafeCell::new(0, "test.value") };
+        let s = Shared { lock: OwnerLock::new(), value: UnsafeCell::new(0, "test.value") };
         let s = &s;
         std::thread::scope(|sc| {
             for _ in 0..3 {

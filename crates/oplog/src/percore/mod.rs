@@ -1,0 +1,477 @@
+//! Per-core state with an owner fast path: the mechanics OpLog's log caches are built on,
+//! public so that other scalable structures (the sloppy counters and Refcache of
+//! `oplog-refcount`) use the same instead of their own.
+//!
+//! A [`PerCore<S>`] is `cores × slots_per_core` slots, each an `S` behind an [`OwnerLock`] on
+//! its own cache line (so a remote thread locking one slot never steals another's line).
+//! "Core" is either a CPU or a thread ([`CoreMode`]):
+//!
+//! * **Per CPU** (the texts' design, 000 §4.1): [`PerCore::enter`] picks the slot of the CPU
+//!   the thread runs on. Where Linux restartable sequences are available (x86-64, glibc
+//!   2.35+, not under loom or Miri), the slot is entered with one (the `rseq` module: plain
+//!   loads and one plain store, no atomic instruction); elsewhere with the slot's spin lock.
+//!   Either way a thread that migrates in the middle of an operation stays correct: the slot
+//!   stays locked whichever CPU the thread finishes on.
+//! * **Per thread**: each thread claims a core index on first use (`threads`) and enters its
+//!   own slots through the owner flag, without any atomic read-modify-write or fence, where
+//!   `membarrier` exists ([`barrier::init`]); index 0 is shared, under its lock, by threads
+//!   beyond `max_threads` and by threads whose thread-locals are torn down.
+//!
+//! Remote threads (synchronizers, reviewers, reconcilers) take any set of slots at once
+//! with [`PerCore::lock_remote`]: in ascending order (so two remote threads never deadlock),
+//! with one process-wide barrier for all of them where owners use the fast path
+//! ([`OwnerLock`]'s docs explain the protocol). Holding every slot at one instant is what
+//! makes a synchronize's gathered operations a consistent cut.
+
+mod lock;
+#[cfg(oplog_rseq)]
+mod rseq;
+mod threads;
+
+pub use lock::{Held, OwnerLock, SpinLock};
+
+use crate::primitive::{MutPtr, UnsafeCell, barrier, current_cpu};
+use crossbeam_utils::CachePadded;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, OnceLock};
+
+/// Where a [`PerCore`]'s cores are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreMode {
+    /// One core per CPU, entered by the CPU the thread runs on.
+    PerCpu,
+    /// One core per thread, entered by its owner thread.
+    PerThread,
+}
+
+/// One slot: its lock and the state it guards. `repr(C)` with the lock first: the `rseq`
+/// module finds its flags at fixed offsets from the slot's address.
+#[repr(C)]
+pub struct Slot<S> {
+    lock: OwnerLock,
+    state: UnsafeCell<S>,
+}
+
+// SAFETY: the state is only accessed with the slot's lock held (the guards below require
+// it), so sharing a slot shares no unsynchronized access; states move between threads (an
+// index changes owner, a remote thread takes a slot), which `S: Send` allows.
+unsafe impl<S: Send> Sync for Slot<S> {}
+
+impl<S> Slot<S> {
+    fn new(state: S) -> Self {
+        Self { lock: OwnerLock::new(), state: UnsafeCell::new(state, "Slot.data") }
+    }
+}
+
+/// One core's slots, each on its own cache line.
+type Slots<S> = Box<[CachePadded<Slot<S>>]>;
+
+/// Builds the state of slot `(core, index)` when its core is allocated.
+type Make<S> = Box<dyn Fn(usize, usize) -> S + Send + Sync>;
+
+/// Per-core state (see the module docs).
+pub struct PerCore<S> {
+    mode: CoreMode,
+    slots_per_core: usize,
+    /// Whether slots are entered through the owner protocol (per-thread with `membarrier`,
+    /// per-CPU with rseq), and so taken remotely with the asymmetric barrier.
+    owner_fast: bool,
+    /// Per CPU: every CPU's slots, allocated up front (empty otherwise).
+    cpus: Box<[Slots<S>]>,
+    /// Per thread: index 0 shared, indices from 1 claimed by threads, allocated on first use
+    /// (empty otherwise).
+    threads: Box<[OnceLock<Slots<S>>]>,
+    pool: Option<Arc<threads::Pool>>,
+    /// The pool's id (0 without one), kept here for the hot path.
+    pool_id: u64,
+    #[cfg(oplog_rseq)]
+    rseq: Option<rseq::Table>,
+    make: Make<S>,
+}
+
+impl<S> fmt::Debug for PerCore<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PerCore")
+            .field("mode", &self.mode)
+            .field("cores", &self.cores())
+            .field("slots_per_core", &self.slots_per_core)
+            .field("owner_fast", &self.owner_fast)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Send> PerCore<S> {
+    /// `cores` per-CPU cores (CPU `c` uses core `c % cores`), or, per thread, `cores - 1`
+    /// thread indices plus the shared index 0; each with `slots_per_core` slots, whose
+    /// states `make(core, index)` builds when the core is allocated (per CPU: all now; per
+    /// thread: on the first use of an index). `rseq` allows the restartable-sequence fast
+    /// path for per-CPU cores where the platform has it.
+    ///
+    /// # Panics
+    /// If `cores` or `slots_per_core` is 0, or per thread `cores` is 1 (no index to claim).
+    pub fn new(
+        mode: CoreMode,
+        cores: usize,
+        slots_per_core: usize,
+        rseq: bool,
+        make: impl Fn(usize, usize) -> S + Send + Sync + 'static,
+    ) -> Self {
+        assert!(cores > 0 && slots_per_core > 0, "a PerCore needs at least one core and one slot per core");
+        let make: Make<S> = Box::new(make);
+        let alloc = |core: usize| -> Slots<S> {
+            (0..slots_per_core).map(|i| CachePadded::new(Slot::new(make(core, i)))).collect()
+        };
+        let (cpus, threads, pool): (Box<[_]>, Box<[_]>, _) = match mode {
+            CoreMode::PerCpu => ((0..cores).map(alloc).collect(), Box::default(), None),
+            CoreMode::PerThread => {
+                assert!(cores > 1, "a per-thread PerCore needs a core beside the shared one");
+                let threads: Box<[OnceLock<Slots<S>>]> = (0..cores).map(|_| OnceLock::new()).collect();
+                let _ = threads[0].set(alloc(0));
+                (Box::default(), threads, Some(threads::Pool::new(cores - 1)))
+            }
+        };
+        #[cfg(oplog_rseq)]
+        let rseq = (mode == CoreMode::PerCpu && rseq)
+            .then(|| rseq::Table::new(cpus.iter().map(|s| s.as_ptr().cast::<u8>()).collect()))
+            .flatten();
+        #[cfg(oplog_rseq)]
+        let owner_fast = rseq.is_some();
+        #[cfg(not(oplog_rseq))]
+        let owner_fast = {
+            let _ = rseq;
+            false
+        };
+        let owner_fast = owner_fast || (mode == CoreMode::PerThread && barrier::init());
+        PerCore {
+            mode,
+            slots_per_core,
+            owner_fast,
+            cpus,
+            threads,
+            pool_id: pool.as_ref().map_or(0, |p| p.id()),
+            pool,
+            #[cfg(oplog_rseq)]
+            rseq,
+            make,
+        }
+    }
+}
+
+impl<S> PerCore<S> {
+    /// Per CPU or per thread.
+    pub fn mode(&self) -> CoreMode {
+        self.mode
+    }
+
+    /// Number of core indices (CPUs, or thread indices plus the shared one).
+    pub fn cores(&self) -> usize {
+        match self.mode {
+            CoreMode::PerCpu => self.cpus.len(),
+            CoreMode::PerThread => self.threads.len(),
+        }
+    }
+
+    /// Slots per core.
+    pub fn slots_per_core(&self) -> usize {
+        self.slots_per_core
+    }
+
+    /// Whether [`PerCore::enter`] takes slots without any atomic read-modify-write
+    /// (per-thread cores where `membarrier` exists, per-CPU cores on the rseq path); remote
+    /// acquisitions then cost a process-wide barrier.
+    pub fn owner_fast_path(&self) -> bool {
+        self.owner_fast
+    }
+
+    /// Whether core `core` is allocated (per-thread cores are allocated on first use).
+    pub fn allocated(&self, core: usize) -> bool {
+        self.core(core).is_some()
+    }
+
+    /// Bytes held by the slots allocated so far.
+    pub fn footprint(&self) -> usize {
+        let per_core = self.slots_per_core * std::mem::size_of::<CachePadded<Slot<S>>>();
+        let cpus = self.cpus.len() * (per_core + std::mem::size_of::<Slots<S>>());
+        let threads = self.threads.iter().map(|t| std::mem::size_of_val(t) + t.get().map_or(0, |_| per_core));
+        cpus + threads.sum::<usize>()
+    }
+
+    fn core(&self, core: usize) -> Option<&Slots<S>> {
+        match self.mode {
+            CoreMode::PerCpu => self.cpus.get(core),
+            CoreMode::PerThread => self.threads.get(core).and_then(OnceLock::get),
+        }
+    }
+}
+
+impl<S: Send> PerCore<S> {
+    /// The slots of per-thread index `core`, allocating them.
+    fn thread_slots(&self, core: usize) -> &Slots<S> {
+        self.threads[core].get_or_init(|| {
+            (0..self.slots_per_core).map(|i| CachePadded::new(Slot::new((self.make)(core, i)))).collect()
+        })
+    }
+
+    /// Enters slot `index` of the calling thread's core (its CPU, or its own index) and
+    /// returns it locked.
+    ///
+    /// # Panics
+    /// If `index` is not below [`PerCore::slots_per_core`].
+    #[inline(always)]
+    pub fn enter(&self, index: usize) -> Entered<'_, S> {
+        assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
+        let (core, slot, held) = match self.mode {
+            CoreMode::PerCpu => self.enter_cpu(index),
+            CoreMode::PerThread => self.enter_thread(index),
+        };
+        Entered { slot, held, core, state: Some(slot.state.get_mut()) }
+    }
+
+    #[inline(always)]
+    fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Held) {
+        #[cfg(oplog_rseq)]
+        if let Some(table) = &self.rseq {
+            let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
+            return match table.enter(offset) {
+                // SAFETY: the table was built from this PerCore's per-CPU arrays (which live
+                // as long as `self`), and `index` is below every array's length, so the
+                // address is slot `index` of CPU `cpu`.
+                Some((cpu, slot)) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Held::Owner),
+                None => {
+                    let (core, slot) = self.cpu_slot(current_cpu(), index);
+                    (core, slot, slot.lock.lock_remote())
+                }
+            };
+        }
+        let (core, slot) = self.cpu_slot(current_cpu(), index);
+        (core, slot, slot.lock.lock_shared())
+    }
+
+    /// Slot `index` of CPU `cpu`, folding CPU ids beyond the table (hot plug) onto it.
+    #[inline(always)]
+    fn cpu_slot(&self, cpu: usize, index: usize) -> (usize, &Slot<S>) {
+        let n = self.cpus.len();
+        let core = if cpu < n { cpu } else { cpu % n };
+        // SAFETY: core < n = cpus.len(), and `enter` checked index < slots_per_core, every
+        // array's length.
+        (core, unsafe { self.cpus.get_unchecked(core).get_unchecked(index) })
+    }
+
+    #[inline(always)]
+    fn enter_thread(&self, index: usize) -> (usize, &Slot<S>, Held) {
+        let pool = self.pool.as_ref().expect("per-thread cores have a pool");
+        match threads::current(self.pool_id, pool, |core| self.thread_slots(core).as_ptr().cast()) {
+            Some((core, base)) => {
+                // SAFETY: `base` is the first slot of this PerCore's thread index `core`
+                // (`current` hands back what the claim returned: `thread_slots(core)`), which
+                // lives as long as `self`; `index` < slots_per_core, its length.
+                let slot = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
+                (core, slot, if self.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_shared() })
+            }
+            None => {
+                let slot = &self.thread_slots(0)[index];
+                (0, slot, if self.owner_fast { slot.lock.lock_remote() } else { slot.lock.lock_shared() })
+            }
+        }
+    }
+
+    /// Takes the slots `targets` (pairs of core and slot index) at once, from any thread,
+    /// skipping cores not allocated yet (they hold nothing). Slots are locked in ascending
+    /// order, so two remote threads never deadlock; with the owner fast path, one
+    /// process-wide barrier covers them all.
+    ///
+    /// # Panics
+    /// If a slot index is out of range.
+    pub fn lock_remote(&self, targets: impl IntoIterator<Item = (usize, usize)>) -> Remote<'_, S> {
+        let mut targets: Vec<(usize, usize)> = targets.into_iter().collect();
+        targets.sort_unstable();
+        targets.dedup();
+        let slots: Vec<(usize, usize, &Slot<S>)> = targets
+            .into_iter()
+            .filter_map(|(core, index)| {
+                assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
+                self.core(core).map(|s| (core, index, &*s[index]))
+            })
+            .collect();
+        if self.owner_fast {
+            for (_, _, s) in &slots {
+                s.lock.remote_begin();
+            }
+            if !slots.is_empty() {
+                barrier::heavy();
+            }
+            for (_, _, s) in &slots {
+                s.lock.remote_wait();
+            }
+        } else {
+            for (_, _, s) in &slots {
+                s.lock.lock_shared();
+            }
+        }
+        Remote {
+            remote: self.owner_fast,
+            slots: slots.into_iter().map(|(c, i, s)| (c, i, s, s.state.get_mut())).collect(),
+        }
+    }
+
+    /// Exclusive access to every allocated slot's state (for teardown and inspection).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, usize, &mut S)> {
+        let cpus = self.cpus.iter_mut().enumerate();
+        let threads = self.threads.iter_mut().enumerate().filter_map(|(c, t)| t.get_mut().map(|s| (c, s)));
+        cpus.chain(threads).flat_map(|(c, slots)| {
+            slots.iter_mut().enumerate().map(move |(i, s)| {
+                let state = s.state.get_mut();
+                // SAFETY: `&mut self` excludes every other access to every slot.
+                (c, i, unsafe { &mut *std::ptr::from_mut(MutPtr::deref(&state)) })
+            })
+        })
+    }
+}
+
+/// A slot entered by the calling thread; releases it on drop.
+pub struct Entered<'a, S> {
+    slot: &'a Slot<S>,
+    held: Held,
+    core: usize,
+    /// `Some` until drop; dropped before unlocking so loom sees the access end inside it.
+    state: Option<MutPtr<S>>,
+}
+
+impl<S> Entered<'_, S> {
+    /// The core entered (a CPU, or the thread's index; 0 for the shared per-thread index).
+    #[inline(always)]
+    pub fn core(&self) -> usize {
+        self.core
+    }
+}
+
+impl<S> Deref for Entered<'_, S> {
+    type Target = S;
+    #[inline(always)]
+    fn deref(&self) -> &S {
+        // SAFETY: the guard holds the slot's lock, so no other access to the state is live;
+        // `state` is Some until drop.
+        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+    }
+}
+
+impl<S> DerefMut for Entered<'_, S> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut S {
+        // SAFETY: as in `deref`; `&mut self` makes this the only reference.
+        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+    }
+}
+
+impl<S> Drop for Entered<'_, S> {
+    #[inline]
+    fn drop(&mut self) {
+        self.state = None;
+        self.slot.lock.unlock(self.held);
+    }
+}
+
+/// A slot held by [`PerCore::lock_remote`]: its core, its index, the slot, the access.
+type HeldSlot<'a, S> = (usize, usize, &'a Slot<S>, MutPtr<S>);
+
+/// Slots taken by [`PerCore::lock_remote`], all held until dropped.
+pub struct Remote<'a, S> {
+    remote: bool,
+    slots: Vec<HeldSlot<'a, S>>,
+}
+
+impl<S> Remote<'_, S> {
+    /// The held slots' states with their core and slot index, in ascending order.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, usize, &mut S)> {
+        self.slots.iter_mut().map(|(c, i, _, state)| {
+            // SAFETY: every slot in `slots` is locked by this guard; `&mut self` makes each
+            // state reachable only through the returned reference.
+            (*c, *i, unsafe { &mut *std::ptr::from_mut(MutPtr::deref(state)) })
+        })
+    }
+
+    /// Number of slots held.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether no slot is held.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+impl<S> Drop for Remote<'_, S> {
+    fn drop(&mut self) {
+        for (_, _, slot, state) in self.slots.drain(..) {
+            // End the access before unlocking (MutPtr has a Drop under loom).
+            #[allow(clippy::drop_non_drop)]
+            drop(state);
+            if self.remote {
+                slot.lock.remote_end();
+            } else {
+                slot.lock.unlock(Held::Shared);
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_entries_and_remote_takeovers_exclude_each_other() {
+        for mode in [CoreMode::PerCpu, CoreMode::PerThread] {
+            let pc = PerCore::new(mode, 4, 2, true, |_, _| 0u64);
+            const N: u64 = if cfg!(miri) { 100 } else { 100_000 };
+            std::thread::scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        for i in 0..N {
+                            *pc.enter((i % 2) as usize) += 1;
+                        }
+                    });
+                }
+                s.spawn(|| {
+                    for _ in 0..N / 100 {
+                        let mut all = pc.lock_remote((0..4).flat_map(|c| [(c, 0), (c, 1)]));
+                        for (_, _, v) in all.iter_mut() {
+                            *v += 100;
+                        }
+                    }
+                });
+            });
+            let mut pc = pc;
+            let total: u64 = pc.iter_mut().map(|(_, _, v)| *v).sum();
+            let allocated = (0..4).filter(|&c| c < 4).count() as u64;
+            assert!(total >= 2 * N, "{mode:?}: {total}");
+            // Every remote round added 100 to every allocated slot it held.
+            assert_eq!((total - 2 * N) % 100, 0, "{mode:?}: {total} ({allocated} cores)");
+        }
+    }
+
+    #[test]
+    fn states_are_built_per_slot_and_threads_share_index_zero_beyond_capacity() {
+        let pc = PerCore::new(CoreMode::PerThread, 2, 1, true, |core, _| core);
+        let seen = std::thread::scope(|s| {
+            let a = s.spawn(|| {
+                let e = pc.enter(0);
+                (e.core(), *e)
+            });
+            a.join().unwrap()
+        });
+        assert_eq!(seen, (1, 1), "the first thread claims index 1, whose state says so");
+        assert!(pc.allocated(0) && pc.allocated(1));
+        assert_eq!(pc.cores(), 2);
+        assert!(pc.footprint() > 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "slot 3 of 2")]
+    fn an_out_of_range_slot_is_rejected() {
+        let pc = PerCore::new(CoreMode::PerCpu, 1, 2, false, |_, _| ());
+        let _ = pc.enter(3);
+    }
+}
