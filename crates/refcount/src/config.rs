@@ -7,9 +7,10 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CoreMode {
     /// One state per CPU (a Refcache delta cache, a sloppy counter's spare references),
-    /// chosen by the CPU the thread runs on and guarded by its own spin lock, which is
-    /// normally uncontended and keeps a thread that migrates in the middle of an operation
-    /// correct. The texts' design (002 §8.1, 004 §4.3); memory is fixed per CPU.
+    /// chosen by the CPU the thread runs on and locked for the operation, with a Linux
+    /// restartable sequence where available (no atomic instruction) and a normally
+    /// uncontended spin lock elsewhere; either keeps a thread that migrates in the middle of
+    /// an operation correct. The texts' design (002 §8.1, 004 §4.3); memory is fixed per CPU.
     PerCpu,
     /// One state per thread, written by that thread alone with no atomic read-modify-write
     /// and no fence; a reviewer takes it over with a process-wide barrier (`membarrier`).

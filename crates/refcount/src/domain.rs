@@ -323,7 +323,7 @@ mod tests {
         assert_eq!((d.mode(), d.cache_entries(), d.review_period(), d.epoch()), (CoreMode::PerCpu, 64, None, 1));
         assert_eq!(d.cores(), vec![0, 1, 2]);
         assert!(d.footprint() >= 3 * 64 * 16);
-        assert!(!d.owner_fast_path());
+        assert_eq!(d.owner_fast_path(), oplog::percore::per_cpu_fast_path());
         let t = Domain::new(Config::new().review_period(None)).unwrap();
         assert_eq!(t.cores(), vec![0], "per-thread: only the shared core until a thread claims one");
         assert!(format!("{t:?}").contains("PerThread"));

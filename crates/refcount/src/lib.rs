@@ -46,9 +46,12 @@
 //! Both schemes need "per-core" state that one operation updates atomically with respect to
 //! the others on that core; the kernels of the texts disable preemption. Here each core's
 //! state has a lock, taken by the calling thread for one operation ([`CoreMode`]): per-CPU
-//! states (the texts' design, chosen by the CPU the thread runs on, with an uncontended spin
-//! lock, correct under migration) or per-thread states (the default: entered without any
-//! atomic read-modify-write; a reviewer takes one over with a process-wide `membarrier`).
+//! states (the texts' design, chosen by the CPU the thread runs on, entered with a Linux
+//! restartable sequence where available and an uncontended spin lock elsewhere, correct
+//! under migration) or per-thread states (the default: entered without any atomic
+//! read-modify-write). Either way a reviewer takes a core over with a process-wide
+//! `membarrier` when owners use the fast path. The mechanics are `oplog::percore`'s, shared
+//! with OpLog's log caches.
 //!
 //! # Pieces
 //!
@@ -58,7 +61,7 @@
 //! | [`refcache`] | the Refcache engine: delta caches, epochs, review queues, dirty zeros, weak references (module docs explain the algorithm) |
 //! | [`Rc`], [`Weak`] (`handle`) | the `Arc`/`Weak`-shaped handles |
 //! | [`Domain`] (`domain`) | a family of objects: configuration, background review, shutdown |
-//! | `cores`, `lock` | per-core state and its lock (per CPU or per thread) |
+//! | `cores` | per-core state (per CPU or per thread) on `oplog::percore` |
 //! | [`testing`] | step-by-step control: operations on a chosen core, flush, review (for tests and models) |
 //!
 //! All shared-memory state goes through [`oplog::primitive`], so `--cfg loom` and the tracer
@@ -70,7 +73,6 @@ mod config;
 mod cores;
 mod domain;
 mod handle;
-mod lock;
 pub mod refcache;
 pub mod sloppy;
 pub mod testing;

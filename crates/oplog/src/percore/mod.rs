@@ -36,6 +36,15 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
 
+/// Whether per-CPU cores can be entered with a restartable sequence on this machine (the
+/// fast path of [`PerCore::enter`]; see the module docs).
+pub fn per_cpu_fast_path() -> bool {
+    #[cfg(oplog_rseq)]
+    return rseq::offset().is_some();
+    #[cfg(not(oplog_rseq))]
+    return false;
+}
+
 /// Where a [`PerCore`]'s cores are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoreMode {
@@ -312,7 +321,30 @@ impl<S: Send> PerCore<S> {
         Remote {
             remote: self.owner_fast,
             slots: slots.into_iter().map(|(c, i, s)| (c, i, s, s.state.get_mut())).collect(),
+            hold: None,
         }
+    }
+
+    /// Takes every slot of every allocated core at once ([`PerCore::lock_remote`]), and for
+    /// per-thread cores also keeps threads from claiming an index until the guard drops: a
+    /// consistent cut over the whole `PerCore`, since every operation runs entirely under
+    /// one slot's lock.
+    pub fn lock_all(&self) -> Remote<'_, S> {
+        let (hold, cores) = match &self.pool {
+            Some(pool) => {
+                let (next, hold) = pool.hold();
+                (Some(hold), next)
+            }
+            None => (None, self.cpus.len()),
+        };
+        let mut remote = self.lock_remote((0..cores).flat_map(|c| (0..self.slots_per_core).map(move |i| (c, i))));
+        remote.hold = hold;
+        remote
+    }
+
+    /// Indices of the cores allocated so far, ascending.
+    pub fn allocated_cores(&self) -> Vec<usize> {
+        (0..self.cores()).filter(|&c| self.allocated(c)).collect()
     }
 
     /// Exclusive access to every allocated slot's state (for teardown and inspection).
@@ -379,6 +411,9 @@ type HeldSlot<'a, S> = (usize, usize, &'a Slot<S>, MutPtr<S>);
 pub struct Remote<'a, S> {
     remote: bool,
     slots: Vec<HeldSlot<'a, S>>,
+    /// [`PerCore::lock_all`] on per-thread cores: the index pool, released after the slots
+    /// (fields drop after `drop` runs).
+    hold: Option<threads::Hold<'a>>,
 }
 
 impl<S> Remote<'_, S> {

@@ -7,7 +7,7 @@
 //! last pool used. Threads beyond the pool's capacity, and threads whose thread-locals are
 //! already torn down, get `None` (callers share index 0 under its lock).
 
-use crate::primitive::{Mutex, thread_local_const};
+use crate::primitive::{Mutex, MutexGuard, thread_local_const};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -23,8 +23,11 @@ pub(crate) struct Pool {
     free: Mutex<Free>,
 }
 
+/// A held pool (see [`Pool::hold`]).
+pub(crate) struct Hold<'a>(#[allow(dead_code)] MutexGuard<'a, Free>);
+
 #[derive(Default)]
-struct Free {
+pub(crate) struct Free {
     returned: Vec<usize>,
     next: usize,
 }
@@ -43,17 +46,26 @@ impl Pool {
         })
     }
 
-    /// Hands out an index, or `None` if all are in use.
-    fn acquire(&self) -> Option<usize> {
+    /// Hands out an index and runs `claim` on it, both under the pool's lock (so that
+    /// [`Pool::hold`] excludes claims), or `None` if all indices are in use.
+    fn acquire(&self, claim: impl FnOnce(usize) -> *const ()) -> Option<(usize, *const ())> {
         let mut f = self.free.lock();
-        if let Some(i) = f.returned.pop() {
-            return Some(i);
-        }
-        if f.next <= self.capacity {
-            f.next += 1;
-            return Some(f.next - 1);
-        }
-        None
+        let index = match f.returned.pop() {
+            Some(i) => i,
+            None if f.next <= self.capacity => {
+                f.next += 1;
+                f.next - 1
+            }
+            None => return None,
+        };
+        Some((index, claim(index)))
+    }
+
+    /// Holds the pool: no thread claims an index until the guard drops. Returns one past
+    /// the largest index ever handed out.
+    pub(crate) fn hold(&self) -> (usize, Hold<'_>) {
+        let f = self.free.lock();
+        (f.next, Hold(f))
     }
 
     /// Takes an index back.
@@ -132,8 +144,7 @@ fn current_slow(pool: &Arc<Pool>, claim: impl FnOnce(usize) -> *const ()) -> Opt
             }
             // Drop claims on pools that no longer exist.
             regs.retain(|r| r.owner.strong_count() > 0);
-            let index = pool.acquire()?;
-            let ptr = claim(index);
+            let (index, ptr) = pool.acquire(claim)?;
             regs.push(Registration { pool: pool.id, ptr, index, owner: Arc::downgrade(pool) });
             Some((index, ptr))
         })
@@ -147,7 +158,7 @@ mod tests {
     use super::*;
 
     fn index_of(pool: &Arc<Pool>) -> Option<usize> {
-        current(pool.id(), pool, |i| std::ptr::without_provenance(i)).map(|(i, p)| {
+        current(pool.id(), pool, std::ptr::without_provenance).map(|(i, p)| {
             assert_eq!(p.addr(), i, "the claim's pointer comes back");
             i
         })
