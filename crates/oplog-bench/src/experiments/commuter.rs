@@ -373,6 +373,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // stats files: Miri isolates the file system
     fn the_manifest_is_found_from_the_workspace_root_or_reported() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
         let found = find_manifest([&root]).unwrap();
