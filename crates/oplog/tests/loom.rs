@@ -49,7 +49,7 @@ use oplog_lincheck::testkit::loom_model;
 use ordo::Clock;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
 fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
