@@ -48,6 +48,7 @@ use oplog_model::explore::Explore;
 use crate::analyzer::show_op;
 use crate::impls::{Impl, Object};
 use crate::testgen::Test;
+use oplog_model::Concurrent;
 
 /// Bytes per cache line.
 pub const LINE: usize = 64;
@@ -321,7 +322,7 @@ where
     let o = Arc::clone(&object);
     cores.run(CPU_SETUP, move || {
         for op in &setup_ops {
-            o.run(op);
+            o.call(op);
         }
     });
     let ((first, first_cpu), (second, second_cpu)) = match order {
@@ -332,7 +333,7 @@ where
     for (op, cpu) in [(first, first_cpu), (second, second_cpu)] {
         let want = model.step(&mut state, op);
         let (o, op2) = (Arc::clone(&object), op.clone());
-        let (got, accesses) = cores.trace(cpu, move || o.run(&op2));
+        let (got, accesses) = cores.trace(cpu, move || o.call(&op2));
         if got != want {
             return Err(Mismatch {
                 implementation: imp.id.to_owned(),

@@ -3,30 +3,20 @@
 //! admit exactly what the identity rule allows; and the mutex baselines conflict where
 //! the OpLog versions' updates do not.
 
-use commuter::impls::list::{IDENTITY as LIST_IDENTITY, ListObject};
-use commuter::impls::{self, Impl, Object};
+use commuter::impls::list::IDENTITY as LIST_IDENTITY;
+use commuter::impls::{self, Impl};
 use commuter::structures::{self, Options};
 use commuter::testgen::Test;
 use commuter::tracer::{CPUS, Cores, Setup, check};
 use oplog::{Config, Domain};
+use oplog_lincheck::testkit::Rng;
+use oplog_model::Concurrent;
 use oplog_model::explore::{Explore, Values};
 use oplog_model::lru::{LruModel, LruOp};
 use oplog_model::queue::{QueueModel, QueueOp};
 use oplog_model::rmap::{Mapping, RmapModel, RmapOp};
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, GlobalAbsorbList};
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// Runs `steps` random operations (symbols from a pool of five, integers over their
 /// ranges, only operations the contract admits) on a fresh object of every implementation,
@@ -36,18 +26,16 @@ fn random_sequences_match<M: Explore>(model: &M, imps: &[Impl<M>], steps: usize)
     for imp in imps {
         let object = (imp.build)();
         let mut state = model.init();
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::with_seed(0x2545_f491_4f6c_dd1d);
         let mut done = 0;
         while done < steps {
-            let k = rng.below(kinds.len() as u64) as usize;
+            let k = rng.usize(..kinds.len());
             let args: Vec<_> = kinds[k]
                 .params
                 .iter()
                 .map(|p| match p.values {
-                    Values::Symbol => oplog_model::explore::Arg::Symbol(rng.below(5)),
-                    Values::Int { lo, hi } => {
-                        oplog_model::explore::Arg::Int(lo + rng.below((hi - lo + 1) as u64) as i64)
-                    }
+                    Values::Symbol => oplog_model::explore::Arg::Symbol(rng.u64(..5)),
+                    Values::Int { lo, hi } => oplog_model::explore::Arg::Int(rng.i64(lo..=hi)),
                 })
                 .collect();
             let Some(op) = model.build(k, &args) else { continue };
@@ -55,7 +43,7 @@ fn random_sequences_match<M: Explore>(model: &M, imps: &[Impl<M>], steps: usize)
                 continue;
             }
             let want = model.step(&mut state, &op);
-            assert_eq!(object.run(&op), want, "{} after {done} operations: {op:?}", imp.id);
+            assert_eq!(object.call(&op), want, "{} after {done} operations: {op:?}", imp.id);
             done += 1;
         }
     }
@@ -123,17 +111,17 @@ fn the_identity_rule_admits_a_test_only_if_both_orders_follow_it() {
 #[cfg(debug_assertions)]
 fn an_absorbing_list_outside_its_contract_panics_and_the_basic_one_does_not() {
     let d = Domain::new(Config::per_cpu().cpus(CPUS)).unwrap();
-    let basic = ListObject(BasicList::with_domain(&d, Default::default()));
-    basic.run(&SetOp::Add(1));
-    basic.run(&SetOp::Add(1));
-    assert_eq!(basic.run(&SetOp::Contains(1)), oplog_model::set::SetRet::Present(true));
+    let basic = BasicList::with_domain(&d, Default::default());
+    basic.call(&SetOp::Add(1));
+    basic.call(&SetOp::Add(1));
+    assert_eq!(basic.call(&SetOp::Contains(1)), oplog_model::set::SetRet::Present(true));
     let panicked = std::panic::catch_unwind(|| {
         let d = Domain::new(Config::per_cpu().cpus(CPUS)).unwrap();
-        let absorbing = ListObject(GlobalAbsorbList::with_domain(&d, Default::default()));
-        absorbing.run(&SetOp::Add(1));
-        absorbing.run(&SetOp::Contains(1));
-        absorbing.run(&SetOp::Add(1));
-        absorbing.run(&SetOp::Contains(1));
+        let absorbing = GlobalAbsorbList::with_domain(&d, Default::default());
+        absorbing.call(&SetOp::Add(1));
+        absorbing.call(&SetOp::Contains(1));
+        absorbing.call(&SetOp::Add(1));
+        absorbing.call(&SetOp::Contains(1));
     });
     assert!(panicked.is_err());
 }

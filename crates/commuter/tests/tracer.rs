@@ -15,6 +15,7 @@ use commuter::tracer::{CPU_A, CPU_B, CPUS, Conflict, Cores, Setup, check, confli
 use oplog::primitive::trace::{Access, AccessKind, record};
 use oplog::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
 use oplog::{Config, Domain};
+use oplog_model::Concurrent;
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, ConcurrentList};
@@ -142,7 +143,7 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     let cores = Cores::new(CPUS);
     let counter: Arc<OplogCounter> = Arc::new(OplogCounter::new(Config::per_cpu().cpus(CPUS)));
     let inc = |c: &OplogCounter| {
-        c.run(&CounterOp::Inc);
+        c.call(&CounterOp::Inc);
     };
     // Cold: each core's first update installs the counter in its log cache, setting its
     // bit in the object word.
@@ -160,11 +161,11 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     assert!(conflicts(&t1, &t2).iter().any(|c| c.labels().contains(&"Slot.lock")));
     // A read synchronizes: it locks the other core's slot.
     let read = |c: &OplogCounter| {
-        c.run(&CounterOp::Read);
+        c.call(&CounterOp::Read);
     };
     let (c, _, _) = trace_pair(&cores, &counter, inc, read);
     assert!(c.iter().any(|c| c.labels().contains(&"Slot.lock")), "{c:?}");
-    assert_eq!(counter.run(&CounterOp::Read), CounterRet::Value(7));
+    assert_eq!(counter.call(&CounterOp::Read), CounterRet::Value(7));
 }
 
 #[test]
@@ -231,8 +232,10 @@ fn an_ordered_update_reading_a_shared_clock_conflicts_and_the_report_says_why() 
 /// A counter whose `read` is off by one.
 struct OffByOne(Mutex<i64>);
 
-impl Object<CounterModel> for OffByOne {
-    fn run(&self, op: &CounterOp) -> CounterRet {
+impl Object<CounterModel> for OffByOne {}
+
+impl Concurrent<CounterModel> for OffByOne {
+    fn call(&self, op: &CounterOp) -> CounterRet {
         let mut v = self.0.lock();
         match op {
             CounterOp::Inc => *v += 1,

@@ -13,8 +13,8 @@
 //! |---|---|
 //! | [`history`] | [`Operation`]s with their real-time interval, [`History`], and the [`Recorder`] that stamps them |
 //! | [`check`] | the [`Checker`]: Wing and Gong's search with Lowe's memoization, against an [`oplog_model::Model`] |
-//! | [`mod@run`] | the driver: an [`Adapter`] says how to run a model's operation on the object under test; [`run()`](run::run) records and checks many small random histories on 2 to 4 threads |
-//! | [`watchdog`] | [`Watchdog`] and [`with_watchdog`]: a hung test aborts with a message instead of hanging CI |
+//! | [`mod@run`] | the driver: an [`Adapter`] builds a fresh object per history (an [`oplog_model::Concurrent`] implementation) and draws each history's operations; [`run()`](run::run) records and checks many small random histories on 2 to 4 threads |
+//! | [`testkit`] | what every test suite of the workspace shares: [`Watchdog`] and [`with_watchdog`] (a hung test aborts with a message instead of hanging CI), CPU pinning, the seeded generator, the loom model driver |
 //! | [`mod@env`] | strict parsing of the counts the suites read from the environment |
 //!
 //! # Real-time order
@@ -45,9 +45,11 @@
 //!
 //! # Adding a structure
 //!
-//! Write (or reuse) its sequential model in `oplog-model`, implement [`Adapter`] for a small
-//! struct that builds the object and runs each model operation on it, and add one test that
-//! calls [`run()`](run::run) with [`Config::from_env`]. `tests/linearizable.rs` lists the
+//! Write (or reuse) its sequential model in `oplog-model` and its
+//! [`oplog_model::Concurrent`] implementation (the structures crate has one per structure
+//! trait), implement [`Adapter`] for a small struct that builds the object and draws the
+//! operations (respecting the structure's preconditions), and add one test that calls
+//! [`run()`](run::run) with [`Config::from_env`]. `tests/linearizable.rs` lists the
 //! workspace's structures that way.
 
 #![warn(missing_docs)]
@@ -56,14 +58,10 @@ pub mod check;
 pub mod env;
 pub mod history;
 pub mod run;
-pub mod watchdog;
+pub mod testkit;
 
 pub use check::{CheckError, Checker, Linearization, Violation};
 pub use env::EnvError;
 pub use history::{History, HistoryError, Operation, Recorder};
-pub use run::{Adapter, Config, ConfigError, Report, RunError, run};
-pub use watchdog::{Watchdog, with_watchdog};
-
-/// The seeded generator adapters draw random operations from (re-exported so adapters need
-/// no dependency of their own).
-pub use fastrand::Rng;
+pub use run::{Adapter, Config, ConfigError, Report, RunError, independent, run};
+pub use testkit::{Rng, Watchdog, with_watchdog};

@@ -1,9 +1,9 @@
 //! The driver: records many small random histories of an implementation and checks each.
 //!
 //! For every history, a fresh object is built ([`Adapter::new_object`]), 2 to 4 worker
-//! threads each get a few random operations ([`Adapter::random_op`], seeded per history so
-//! the operation lists can be reproduced), each preceded by a short random spin, and run
-//! them through [`Adapter::apply`] while a [`Recorder`] stamps each call and response. The
+//! threads each get a few random operations ([`Adapter::plans`], seeded per history so the
+//! operation lists can be reproduced), each preceded by a short random spin, and run them
+//! through [`Concurrent::call`] while a [`Recorder`] stamps each call and response. The
 //! workers of a history meet at a spinning rendezvous first: a blocking barrier alone
 //! wakes them tens of microseconds apart, longer than a whole history takes, and the
 //! histories would come out sequential. [`Report::overlapping`] counts how many
@@ -17,9 +17,9 @@
 use crate::check::{CheckError, Checker, MAX_OPS, Violation};
 use crate::env;
 use crate::history::{History, Operation, Recorder};
-use crate::watchdog::Watchdog;
+use crate::testkit::Watchdog;
 use fastrand::Rng;
-use oplog_model::{Model, NotDeterministic};
+use oplog_model::{Concurrent, Model, NotDeterministic};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,12 +31,17 @@ pub type OpOf<A> = <<A as Adapter>::Model as Model>::Op;
 /// The response type of an adapter's model.
 pub type RetOf<A> = <<A as Adapter>::Model as Model>::Ret;
 
-/// How to drive one concurrent implementation with its model's operations.
+/// What the runner needs beyond the implementation itself: the model, fresh objects (one
+/// per history) and the operations of each history.
+///
+/// The object runs the operations through [`Concurrent`], the one adapter trait of the
+/// workspace (`oplog-model`): the structures crate implements it for its structures, so an
+/// adapter here is usually a domain, a name and an operation mix.
 pub trait Adapter: Sync {
     /// The sequential specification the implementation must be linearizable to.
     type Model: Model;
     /// The object under test.
-    type Object: Send + Sync;
+    type Object: Concurrent<Self::Model> + Send;
 
     /// The model.
     fn model(&self) -> Self::Model;
@@ -47,12 +52,23 @@ pub trait Adapter: Sync {
     /// A fresh object in the model's initial state.
     fn new_object(&self) -> Self::Object;
 
-    /// A random operation (the mix decides which interleavings matter: keep arguments in
-    /// a small range so operations conflict).
-    fn random_op(&self, rng: &mut Rng) -> OpOf<Self>;
+    /// The operations of one history: `threads` lists of `ops_per_thread` operations, list
+    /// `t` run in order by thread `t`. Keep arguments in a small range so that operations
+    /// conflict. Most adapters draw each operation on its own ([`independent`]); an
+    /// implementation with a precondition on the sequence of operations (an identity rule)
+    /// draws lists that respect it.
+    fn plans(&self, rng: &mut Rng, threads: usize, ops_per_thread: usize) -> Vec<Vec<OpOf<Self>>>;
+}
 
-    /// Runs `op` on `object` and returns its response as the model would express it.
-    fn apply(&self, object: &Self::Object, op: &OpOf<Self>) -> RetOf<Self>;
+/// `threads` lists of `ops_per_thread` operations, each drawn by `op` on its own: the
+/// [`Adapter::plans`] of implementations that accept any sequence.
+pub fn independent<Op>(
+    rng: &mut Rng,
+    threads: usize,
+    ops_per_thread: usize,
+    mut op: impl FnMut(&mut Rng) -> Op,
+) -> Vec<Vec<Op>> {
+    (0..threads).map(|_| (0..ops_per_thread).map(|_| op(rng)).collect()).collect()
 }
 
 /// Environment variable: histories per structure (default [`DEFAULT_HISTORIES`]).
@@ -360,6 +376,12 @@ where
         for (w, result) in results.iter().enumerate() {
             let (recorder, start, end, job) = (&recorder, &start, &end, &job);
             s.spawn(move || {
+                // Worker `w` on CPU `w` (round-robin): a history's first threads run on
+                // different CPUs, so their operations really overlap. Left to itself, the
+                // scheduler often wakes them on one CPU, where they take turns and the history
+                // comes out sequential. Best effort: a refusal leaves the thread unpinned.
+                let cpus = ordo::cpu::allowed();
+                let _ = ordo::cpu::pin_current_thread(cpus[w % cpus.len()]);
                 loop {
                     start.wait();
                     {
@@ -373,7 +395,7 @@ where
                             plan.iter()
                                 .map(|(pause, op)| {
                                     delay(*pause);
-                                    recorder.record(w, op.clone(), |op| adapter.apply(&job.object, op))
+                                    recorder.record(w, op.clone(), |op| job.object.call(op))
                                 })
                                 .collect::<Vec<_>>()
                         }))
@@ -388,11 +410,10 @@ where
         let outcome = (0..config.histories).try_for_each(|index| {
             let mut rng = Rng::with_seed(config.history_seed(index));
             let threads = rng.usize(config.min_threads..=config.max_threads);
-            let plans = (0..threads)
-                .map(|_| {
-                    (0..config.ops_per_thread).map(|_| (rng.u32(0..=MAX_DELAY), adapter.random_op(&mut rng))).collect()
-                })
-                .collect();
+            let ops = adapter.plans(&mut rng, threads, config.ops_per_thread);
+            assert_eq!(ops.len(), threads, "{structure}: plans must give one list per thread");
+            let plans =
+                ops.into_iter().map(|list| list.into_iter().map(|op| (rng.u32(0..=MAX_DELAY), op)).collect()).collect();
             let object = adapter.new_object();
             *job.write().unwrap_or_else(PoisonError::into_inner) =
                 Some(Job { object, plans, arrived: AtomicUsize::new(0) });
@@ -456,71 +477,83 @@ mod tests {
     use std::sync::atomic::{AtomicI64, Ordering};
 
     /// A correct counter: one atomic.
-    struct AtomicCounter;
+    struct AtomicCounter(AtomicI64);
 
-    impl Adapter for AtomicCounter {
-        type Model = CounterModel;
-        type Object = AtomicI64;
-        fn model(&self) -> CounterModel {
-            CounterModel
+    impl Concurrent<CounterModel> for AtomicCounter {
+        fn call(&self, op: &CounterOp) -> CounterRet {
+            match op {
+                CounterOp::Inc => self.0.fetch_add(1, Ordering::SeqCst),
+                CounterOp::Dec => self.0.fetch_sub(1, Ordering::SeqCst),
+                CounterOp::Read => return CounterRet::Value(self.0.load(Ordering::SeqCst)),
+            };
+            CounterRet::Done
         }
-        fn name(&self) -> String {
-            "atomic counter".into()
-        }
-        fn new_object(&self) -> AtomicI64 {
-            AtomicI64::new(0)
-        }
-        fn random_op(&self, rng: &mut Rng) -> CounterOp {
-            [CounterOp::Inc, CounterOp::Dec, CounterOp::Read][rng.usize(0..3)]
-        }
-        fn apply(&self, c: &AtomicI64, op: &CounterOp) -> CounterRet {
+    }
+
+    /// A broken counter: reads miss the last increment.
+    struct LaggingCounter(AtomicI64);
+
+    impl Concurrent<CounterModel> for LaggingCounter {
+        fn call(&self, op: &CounterOp) -> CounterRet {
             match op {
                 CounterOp::Inc => {
-                    c.fetch_add(1, Ordering::SeqCst);
+                    self.0.fetch_add(1, Ordering::SeqCst);
                     CounterRet::Done
                 }
-                CounterOp::Dec => {
-                    c.fetch_sub(1, Ordering::SeqCst);
-                    CounterRet::Done
-                }
-                CounterOp::Read => CounterRet::Value(c.load(Ordering::SeqCst)),
+                _ => CounterRet::Value(self.0.load(Ordering::SeqCst).saturating_sub(1).max(0)),
             }
         }
     }
 
-    /// A broken counter: reads miss the last increment of the reading thread.
-    struct LaggingCounter;
+    /// An object that panics on every operation.
+    struct Panicky;
 
-    impl Adapter for LaggingCounter {
+    impl Concurrent<CounterModel> for Panicky {
+        fn call(&self, _: &CounterOp) -> CounterRet {
+            panic!("no reads today")
+        }
+    }
+
+    /// A counter adapter: `name`, a fresh object from `new`, operations from `ops`.
+    struct Counters<O> {
+        name: &'static str,
+        new: fn() -> O,
+        ops: &'static [CounterOp],
+    }
+
+    impl<O: Concurrent<CounterModel> + Send> Adapter for Counters<O> {
         type Model = CounterModel;
-        type Object = AtomicI64;
+        type Object = O;
         fn model(&self) -> CounterModel {
             CounterModel
         }
         fn name(&self) -> String {
-            "lagging counter".into()
+            self.name.into()
         }
-        fn new_object(&self) -> AtomicI64 {
-            AtomicI64::new(0)
+        fn new_object(&self) -> O {
+            (self.new)()
         }
-        fn random_op(&self, rng: &mut Rng) -> CounterOp {
-            [CounterOp::Inc, CounterOp::Read][rng.usize(0..2)]
-        }
-        fn apply(&self, c: &AtomicI64, op: &CounterOp) -> CounterRet {
-            match op {
-                CounterOp::Inc => {
-                    c.fetch_add(1, Ordering::SeqCst);
-                    CounterRet::Done
-                }
-                _ => CounterRet::Value(c.load(Ordering::SeqCst).saturating_sub(1).max(0)),
-            }
+        fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<CounterOp>> {
+            independent(rng, threads, ops, |rng| self.ops[rng.usize(0..self.ops.len())])
         }
     }
+
+    const ATOMIC: Counters<AtomicCounter> = Counters {
+        name: "atomic counter",
+        new: || AtomicCounter(AtomicI64::new(0)),
+        ops: &[CounterOp::Inc, CounterOp::Dec, CounterOp::Read],
+    };
+
+    const LAGGING: Counters<LaggingCounter> = Counters {
+        name: "lagging counter",
+        new: || LaggingCounter(AtomicI64::new(0)),
+        ops: &[CounterOp::Inc, CounterOp::Read],
+    };
 
     #[test]
     fn a_correct_object_passes_every_history() {
         let config = Config::new(if cfg!(miri) { 4 } else { 500 });
-        let report = run(&AtomicCounter, &config).unwrap();
+        let report = run(&ATOMIC, &config).unwrap();
         assert_eq!(report.histories, config.histories());
         assert!(report.operations >= 2 * 3 * config.histories());
         assert!(report.to_string().starts_with("atomic counter: "), "{report}");
@@ -528,7 +561,7 @@ mod tests {
 
     #[test]
     fn a_broken_object_is_caught_with_its_history() {
-        let err = run(&LaggingCounter, &Config::new(if cfg!(miri) { 20 } else { 500 })).unwrap_err();
+        let err = run(&LAGGING, &Config::new(if cfg!(miri) { 20 } else { 500 })).unwrap_err();
         let RunError::NotLinearizable { structure, violation, .. } = &err else { panic!("{err}") };
         assert_eq!(structure, "lagging counter");
         assert!(violation.stuck.iter().any(|s| s.contains("Read returned Value(")), "{err}");
@@ -537,31 +570,14 @@ mod tests {
 
     #[test]
     fn a_panicking_operation_is_reported_not_hung() {
-        struct Panicky;
-        impl Adapter for Panicky {
-            type Model = CounterModel;
-            type Object = ();
-            fn model(&self) -> CounterModel {
-                CounterModel
-            }
-            fn name(&self) -> String {
-                "panicky".into()
-            }
-            fn new_object(&self) {}
-            fn random_op(&self, _: &mut Rng) -> CounterOp {
-                CounterOp::Read
-            }
-            fn apply(&self, _: &(), _: &CounterOp) -> CounterRet {
-                panic!("no reads today")
-            }
-        }
-        let err = run(&Panicky, &Config::new(3)).unwrap_err();
+        let panicky = Counters { name: "panicky", new: || Panicky, ops: &[CounterOp::Read] };
+        let err = run(&panicky, &Config::new(3)).unwrap_err();
         assert!(matches!(&err, RunError::Panicked { message, .. } if message == "no reads today"), "{err}");
     }
 
     #[test]
     fn bad_configurations_are_rejected_with_a_clear_message() {
-        let bad = |c: Config| run(&AtomicCounter, &c).unwrap_err().to_string();
+        let bad = |c: Config| run(&ATOMIC, &c).unwrap_err().to_string();
         assert_eq!(
             bad(Config::new(0)),
             "bad linearizability run configuration: histories = 0: run at least one history"

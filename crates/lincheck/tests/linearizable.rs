@@ -4,12 +4,33 @@
 //! One test per structure and configuration; each runs `OPLOG_LINCHECK_HISTORIES`
 //! histories (default 10,000) of 2 to 4 threads with 3 operations each. The operation lists
 //! come from `OPLOG_LINCHECK_SEED` (default: random; every report and failure prints it). To add a
-//! structure, write its adapter in `common/mod.rs` and add a line here.
+//! structure, write its adapter (or its plan) in `common/` and add a line here.
+//!
+//! First the OpLog core's own objects (the counter, sets over `OpLog`, objects evicting each
+//! other), then every OpLog structure of `oplog-structures`, half of its histories in a
+//! per-CPU domain and half in a per-thread one. The absorbing ones (both rmaps, two of the lists, the open-file list)
+//! get plans that keep their identity rule: each thread adds and removes only items of its
+//! own, alternately, while reads see every thread's (`common/structures.rs`).
 
 mod common;
 
-use common::{CollidingSets, CounterAdapter, SetAdapter, check};
-use oplog::Config;
+use common::structures::{
+    Structure, any_set_plans, entry_plans, identity_set_plans, lru_plans, open_files_plans, queue_plans, rmap_plans,
+};
+use common::{CollidingSets, CounterAdapter, SetAdapter, check, check_both_slot_kinds};
+use oplog::{Config, Domain, LogKind};
+use oplog_model::lru::LruModel;
+use oplog_model::namecache::EntryModel;
+use oplog_model::open_files::OpenFilesModel;
+use oplog_model::queue::QueueModel;
+use oplog_model::rmap::RmapModel;
+use oplog_model::set::SetModel;
+use oplog_structures::list::{BasicList, GlobalAbsorbList, LocalAbsorbList, SeqList};
+use oplog_structures::lru::OpLogLru;
+use oplog_structures::namecache::OpLogEntry;
+use oplog_structures::notify::OpLogQueue;
+use oplog_structures::open_files::OpLogOpenFiles;
+use oplog_structures::rmap::OpLogRmap;
 use ordo::{Clock, LogicalClock, Ordo};
 use std::sync::Arc;
 
@@ -69,4 +90,121 @@ fn ordered_sets_evicting_each_other_per_cpu() {
 #[test]
 fn ordered_sets_evicting_each_other_per_thread() {
     check(CollidingSets::new(Config::per_thread().max_log_len(3), "per-thread, logs of 3"));
+}
+
+/// A fresh domain for `config`.
+fn domain<L: LogKind>(config: Config) -> Arc<Domain<L>> {
+    Domain::new(config).unwrap()
+}
+
+#[test]
+fn rmap_unordered() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("rmap (unordered log), {slots}"),
+            RmapModel,
+            move || OpLogRmap::<false>::new(&d),
+            rmap_plans,
+        )
+    });
+}
+
+#[test]
+fn rmap_ordered() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("rmap (ordered log), {slots}"),
+            RmapModel,
+            move || OpLogRmap::<true>::new(&d),
+            rmap_plans,
+        )
+    });
+}
+
+#[test]
+fn notification_queue() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("notification queue, {slots}"),
+            QueueModel,
+            move || OpLogQueue::<u64>::new(&d),
+            queue_plans,
+        )
+    });
+}
+
+#[test]
+fn lru_list() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(format!("LRU list, {slots}"), LruModel, move || OpLogLru::<u64>::new(&d), lru_plans)
+    });
+}
+
+#[test]
+fn list_basic() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("list, basic, {slots}"),
+            SetModel,
+            move || BasicList::with_domain(&d, SeqList::new()),
+            any_set_plans,
+        )
+    });
+}
+
+#[test]
+fn list_global_absorption() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("list, global absorption, {slots}"),
+            SetModel,
+            move || GlobalAbsorbList::with_domain(&d, SeqList::new()),
+            identity_set_plans,
+        )
+    });
+}
+
+#[test]
+fn list_local_absorption() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("list, local absorption, {slots}"),
+            SetModel,
+            move || LocalAbsorbList::with_domain(&d, SeqList::new()),
+            identity_set_plans,
+        )
+    });
+}
+
+#[test]
+fn open_files() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("open files, {slots}"),
+            OpenFilesModel,
+            move || OpLogOpenFiles::new(&d),
+            open_files_plans,
+        )
+    });
+}
+
+#[test]
+fn name_cache_entry() {
+    check_both_slot_kinds(|slots, config| {
+        let d = domain(config);
+        Structure::new(
+            format!("name-cache entry (OpLog counter), {slots}"),
+            EntryModel::default(),
+            move || OpLogEntry::new(&d, 0),
+            entry_plans,
+        )
+    });
 }

@@ -9,6 +9,12 @@
 //! * the linearizability checker replays concurrent histories against [`Model::step`];
 //! * tests compare implementations with it.
 //!
+//! [`Concurrent`] is the other half, written once for every tool too: how an implementation
+//! runs a model's operation. Each structure implements it once (the structures crate for its
+//! traits' objects, `dyn Rmap` and the like), and the linearizability checker, the
+//! commutativity checker's tracer and the structures' tests all drive implementations
+//! through it.
+//!
 //! Models must be deterministic: the same operation on equal states gives equal responses and
 //! equal next states. [`check_deterministic`] verifies that for a given state and operation,
 //! and every tool calls it before trusting a model, reporting a [`NotDeterministic`] error
@@ -22,13 +28,22 @@
 //! | [`rmap::RmapModel`] | `add`, `remove`, `truncate` | 000 §4.3, Figure 7 |
 //! | [`queue::QueueModel`] | `enqueue`, `dequeue` | 000 §3 (inotify) |
 //! | [`lru::LruModel`] | `touch`, `remove`, `evict` | 000 §1 |
+//! | [`open_files::OpenFilesModel`] | `open`, `close`, `list` | 000 §7.4, 004 §4.5 |
+//! | [`namecache::EntryModel`] | `lookup`, `release`, `invalidate`, `generation`, `refcount` | 000 §3, 004 §4.4 |
+//!
+//! Every model but the last two also implements [`explore::Explore`] (the commutativity
+//! checker covers those structures); the open-file list and the name-cache entry have the
+//! plain [`Model`] (the linearizability suite and the structures' tests use them).
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
+use std::sync::Arc;
 
 pub mod counter;
 pub mod explore;
 pub mod lru;
+pub mod namecache;
+pub mod open_files;
 pub mod queue;
 pub mod rmap;
 pub mod set;
@@ -51,6 +66,36 @@ pub trait Model {
 
     /// Applies `op` to `state` and returns its response.
     fn step(&self, state: &mut Self::State, op: &Self::Op) -> Self::Ret;
+}
+
+/// A concurrent implementation of the structure that `M` specifies: runs one of the model's
+/// operations and answers as the model would express it.
+///
+/// Implementations are shared by threads (`Sync`). A linearizable implementation, driven by
+/// operations whose real-time order is total, answers exactly what [`Model::step`] answers to
+/// the same operations in that order; under concurrency, some order that keeps the real-time
+/// order must explain its answers (the linearizability checker's question).
+pub trait Concurrent<M: Model + ?Sized>: Sync {
+    /// Runs `op` on this implementation and returns its response.
+    fn call(&self, op: &M::Op) -> M::Ret;
+}
+
+impl<M: Model + ?Sized, C: Concurrent<M> + ?Sized> Concurrent<M> for &C {
+    fn call(&self, op: &M::Op) -> M::Ret {
+        (**self).call(op)
+    }
+}
+
+impl<M: Model + ?Sized, C: Concurrent<M> + ?Sized> Concurrent<M> for Box<C> {
+    fn call(&self, op: &M::Op) -> M::Ret {
+        (**self).call(op)
+    }
+}
+
+impl<M: Model + ?Sized, C: Concurrent<M> + Send + ?Sized> Concurrent<M> for Arc<C> {
+    fn call(&self, op: &M::Op) -> M::Ret {
+        (**self).call(op)
+    }
 }
 
 /// A model gave two different outcomes for the same operation on the same state.

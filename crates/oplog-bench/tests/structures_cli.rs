@@ -40,7 +40,7 @@ fn thread_sweeps_report_their_stable_ids() {
     for (experiment, expected) in [
         ("stat", &["cas", "oplog", "spinlock"][..]),
         ("fork", &["lockfree", "mutex", "oplog", "oplog-locked", "oplog-ordered"]),
-        ("list", &["lockfree", "oplog-basic", "oplog-global-absorb", "oplog-local-absorb"]),
+        ("list", &["lockfree", "mutex", "oplog-basic", "oplog-global-absorb", "oplog-local-absorb"]),
         ("notify", &["mutex", "oplog", "oplog-locked", "segqueue"]),
         ("lru", &["mutex", "oplog", "oplog-locked"]),
     ] {

@@ -26,12 +26,12 @@ fn counters_racing(config: Config) {
                 let (counters, stop) = (&counters, &stop);
                 s.spawn(move || {
                     pin_round_robin(t);
-                    let mut rng = Rng(t as u64 + 1);
+                    let mut rng = Rng::with_seed(t as u64 + 1);
                     let mut mine = vec![0i64; counters.len()];
                     while !stop.load(Ordering::Relaxed) {
                         for _ in 0..64 {
-                            let i = rng.below(counters.len() as u64) as usize;
-                            let d = rng.below(5) as i64 - 1;
+                            let i = rng.usize(..counters.len());
+                            let d = rng.i64(-1..4);
                             counters[i].add(d);
                             mine[i] += d;
                         }
@@ -97,12 +97,12 @@ fn colliding_ordered_sets_keep_each_threads_order() {
                         let (sets, stop) = (&sets, &stop);
                         s.spawn(move || {
                             pin_round_robin(t as usize);
-                            let mut rng = Rng(t + 7);
+                            let mut rng = Rng::with_seed(t + 7);
                             let mut models = vec![BTreeSet::new(); sets.len()];
                             while !stop.load(Ordering::Relaxed) {
-                                let i = rng.below(sets.len() as u64) as usize;
-                                let k = t * 100 + rng.below(8);
-                                let op = if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) };
+                                let i = rng.usize(..sets.len());
+                                let k = t * 100 + rng.u64(..8);
+                                let op = if rng.bool() { SetOp::Add(k) } else { SetOp::Remove(k) };
                                 op.apply_to(&mut models[i]);
                                 sets[i].update(op);
                             }

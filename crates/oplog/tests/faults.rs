@@ -258,10 +258,10 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                     .map(|t| {
                         let counters = &counters;
                         s.spawn(move || {
-                            let mut rng = Rng(t as u64 + 1);
+                            let mut rng = Rng::with_seed(t as u64 + 1);
                             let mut mine = vec![0i64; OBJECTS];
                             for _ in 0..UPDATES {
-                                let i = rng.below(OBJECTS as u64) as usize;
+                                let i = rng.usize(..OBJECTS);
                                 counters[i].inc();
                                 mine[i] += 1;
                             }

@@ -34,7 +34,8 @@
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //!
-//! Refcache's epoch advance gets its model here once `crates/refcount` exists.
+//! Refcache's epoch advance and weak revival have their models in `crates/refcount/tests/loom.rs`;
+//! every model runs through `oplog_lincheck::testkit::loom_model`.
 #![cfg(loom)]
 
 mod common;
@@ -44,33 +45,11 @@ use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use oplog::primitive::set_current_cpu;
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use oplog_lincheck::testkit::loom_model;
 use ordo::Clock;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Checks `f` in every interleaving within the preemption bound (`LOOM_MAX_PREEMPTIONS`,
-/// else `preemptions`) and prints how many it explored.
-fn model(name: &str, preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(preemptions);
-    }
-    let bound = builder.preemption_bound;
-    let iterations = Arc::new(AtomicUsize::new(0));
-    let counted = iterations.clone();
-    let start = std::time::Instant::now();
-    builder.check(move || {
-        counted.fetch_add(1, Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom model `{name}`: {} interleavings (preemption bound {}) in {:.1} s",
-        iterations.load(Ordering::Relaxed),
-        bound.map_or("none".into(), |b| b.to_string()),
-        start.elapsed().as_secs_f64()
-    );
-}
+use std::sync::atomic::Ordering;
 
 /// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
 fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
@@ -79,7 +58,7 @@ fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
 
 #[test]
 fn slot_lock_owner_and_remote() {
-    model("slot_lock_owner_and_remote", 3, || {
+    loom_model("slot_lock_owner_and_remote", 3, || {
         let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(1).cache_slots(1)).unwrap();
         assert!(d.owner_fast_path(), "per-thread slots use the owner protocol under loom");
         let c = Arc::new(Counter::with_domain(&d, 0));
@@ -104,7 +83,7 @@ fn slot_lock_shared_on_one_cpu() {
     // spinning at the same time: loom cannot bound two threads that yield to each other
     // while the holder waits, see the module docs; the reader's contention with writers is
     // in the other models.)
-    model("slot_lock_shared_on_one_cpu", 3, || {
+    loom_model("slot_lock_shared_on_one_cpu", 3, || {
         let d = counter_domain(1);
         let c = Arc::new(Counter::with_domain(&d, 0));
         let writers: Vec<_> = (0..2)
@@ -123,7 +102,7 @@ fn slot_lock_shared_on_one_cpu() {
 
 #[test]
 fn eviction_races_synchronize() {
-    model("eviction_races_synchronize", 3, || {
+    loom_model("eviction_races_synchronize", 3, || {
         let d = counter_domain(1);
         let a = Arc::new(Counter::with_domain(&d, 0));
         let b = Arc::new(Counter::with_domain(&d, 0));
@@ -168,7 +147,7 @@ impl Clock for LoomClock {
 
 #[test]
 fn gather_retries_when_a_core_joins() {
-    model("gather_retries_when_a_core_joins", 3, || {
+    loom_model("gather_retries_when_a_core_joins", 3, || {
         let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
         let d = Domain::<Ordered<SetOp>>::new(Config::per_cpu().cpus(2).cache_slots(1).clock(clock)).unwrap();
         let set = Arc::new(OpLog::with_domain(&d, BTreeSet::new()));
@@ -203,7 +182,7 @@ fn gather_retries_when_a_core_joins() {
 
 #[test]
 fn counter_read_sees_completed_updates() {
-    model("counter_read_sees_completed_updates", 3, || {
+    loom_model("counter_read_sees_completed_updates", 3, || {
         let d = counter_domain(2);
         let c = Arc::new(Counter::with_domain(&d, 0));
         let done: Arc<[AtomicBool; 2]> = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);

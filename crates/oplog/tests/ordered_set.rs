@@ -27,12 +27,12 @@ fn turns(config: Config, threads: usize, turns: usize, read_every: usize, seed: 
     let domain = Domain::<Ordered<SetOp>>::new(config).unwrap();
     let set = OpLog::<Ordered<SetOp>>::with_domain(&domain, BTreeSet::new());
     // The schedule: which thread does which operation, decided up front.
-    let mut rng = Rng(seed);
+    let mut rng = Rng::with_seed(seed);
     let schedule: Vec<(usize, SetOp)> = (0..turns)
         .map(|_| {
-            let t = rng.below(threads as u64) as usize;
-            let k = rng.below(16);
-            (t, if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) })
+            let t = rng.usize(..threads);
+            let k = rng.u64(..16);
+            (t, if rng.bool() { SetOp::Add(k) } else { SetOp::Remove(k) })
         })
         .collect();
     let mut models = Vec::with_capacity(turns + 1);
@@ -132,11 +132,11 @@ fn free_running_threads_on_disjoint_keys_match_each_threads_model() {
                         let set = &set;
                         s.spawn(move || {
                             pin_round_robin(me as usize);
-                            let mut rng = Rng(me + 1);
+                            let mut rng = Rng::with_seed(me + 1);
                             let mut model = BTreeSet::new();
                             for i in 0..TURNS * 5 / 2 {
-                                let k = me * 1000 + rng.below(32);
-                                let op = if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) };
+                                let k = me * 1000 + rng.u64(..32);
+                                let op = if rng.bool() { SetOp::Add(k) } else { SetOp::Remove(k) };
                                 op.apply_to(&mut model);
                                 set.update(op);
                                 if i % 1000 == 0 && me == 0 {

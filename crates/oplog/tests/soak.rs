@@ -207,15 +207,15 @@ fn mixed_run_stays_correct_and_bounded() {
                     .map(|t| {
                         let (counters, sets, stop, operations) = (&counters, &sets, &stop, &operations);
                         s.spawn(move || {
-                            let mut rng = Rng(t + 1);
+                            let mut rng = Rng::with_seed(t + 1);
                             let mut sums = vec![0i64; OBJECTS];
                             let mut models = vec![BTreeSet::new(); OBJECTS];
                             let mut n = 0u64;
                             const BATCH: u64 = if cfg!(miri) { 16 } else { 256 };
                             while !stop.load(Ordering::Relaxed) {
                                 for _ in 0..BATCH {
-                                    let i = rng.below(OBJECTS as u64) as usize;
-                                    match rng.below(100) {
+                                    let i = rng.usize(..OBJECTS);
+                                    match rng.u64(..100) {
                                         0 => {
                                             counters[i].read();
                                         }
@@ -229,13 +229,13 @@ fn mixed_run_stays_correct_and_bounded() {
                                             assert_eq!(mine, models[i], "thread {t}, set {i}");
                                         }
                                         2..50 => {
-                                            let d = rng.below(5) as i64 - 2;
+                                            let d = rng.i64(-2..3);
                                             counters[i].add(d);
                                             sums[i] += d;
                                         }
                                         _ => {
-                                            let k = t * 100_000 + rng.below(64);
-                                            let op = if rng.below(2) == 0 { SetOp::Add(k) } else { SetOp::Remove(k) };
+                                            let k = t * 100_000 + rng.u64(..64);
+                                            let op = if rng.bool() { SetOp::Add(k) } else { SetOp::Remove(k) };
                                             op.apply_to(&mut models[i]);
                                             sets[i].update(op);
                                         }

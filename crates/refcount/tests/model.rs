@@ -45,7 +45,7 @@ impl Object {
 fn run(seed: u64, steps: usize, cache_entries: usize) {
     let config = Config::new().mode(CoreMode::PerCpu).cpus(CORES).cache_entries(cache_entries).review_period(None);
     let d = Domain::new(config).unwrap();
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::with_seed(seed);
     let mut objects: Vec<Object> = (0..3)
         .map(|_| {
             let drops = Arc::new(AtomicUsize::new(0));
@@ -54,17 +54,17 @@ fn run(seed: u64, steps: usize, cache_entries: usize) {
         })
         .collect();
     for step in 0..steps {
-        let core = rng.below(CORES);
-        let o = rng.below(objects.len());
+        let core = rng.usize(..CORES);
+        let o = rng.usize(..objects.len());
         let obj = &mut objects[o];
-        match rng.below(8) {
+        match rng.usize(..8) {
             0..=1 if !obj.handles.is_empty() => {
-                let k = rng.below(obj.handles.len());
+                let k = rng.usize(..obj.handles.len());
                 let h = clone_on(&d, &obj.handles[k], core);
                 obj.handles.push(h);
             }
             2..=3 if !obj.handles.is_empty() => {
-                let k = rng.below(obj.handles.len());
+                let k = rng.usize(..obj.handles.len());
                 drop_on(&d, obj.handles.swap_remove(k), core);
             }
             4 => match upgrade_on(&d, &obj.weak, core) {
@@ -86,7 +86,7 @@ fn run(seed: u64, steps: usize, cache_entries: usize) {
     // Release everything on random cores; every core keeps reviewing in turn.
     for obj in &mut objects {
         for h in obj.handles.drain(..) {
-            drop_on(&d, h, rng.below(CORES));
+            drop_on(&d, h, rng.usize(..CORES));
         }
     }
     // A zero seen in the epoch of the last drop waits two epochs; an object queued earlier may

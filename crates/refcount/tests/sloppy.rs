@@ -25,13 +25,13 @@ fn the_invariant_holds_after_every_step() {
         let d = SloppyDomain::new(SloppyConfig::new().mode(mode).cpus(3).threshold(threshold)).unwrap();
         let cores = if mode == CoreMode::PerCpu { 3 } else { 1 }; // per-thread: only the shared core 0 exists
         for seed in 0..size(20, 2) as u64 {
-            let mut rng = Rng::new(seed);
+            let mut rng = Rng::with_seed(seed);
             let c = SloppyCounter::with_domain(&d, 2);
             let mut in_use = 2i64;
             for step in 0..size(300, 40) {
-                let core = rng.below(cores);
-                let v = 1 + rng.below(5) as u64;
-                if rng.below(2) == 0 {
+                let core = rng.usize(..cores);
+                let v = 1 + rng.u64(..5);
+                if rng.bool() {
                     assert!(c.add_on(core, v));
                     in_use += v as i64;
                 } else if in_use >= v as i64 {
@@ -56,10 +56,10 @@ fn the_invariant_holds_when_threads_stop() {
                 .map(|seed| {
                     let c = &c;
                     s.spawn(move || {
-                        let mut rng = Rng::new(seed + 11);
+                        let mut rng = Rng::with_seed(seed + 11);
                         let mut mine = 0i64;
                         for _ in 0..size(50_000, 100) {
-                            if mine > 0 && rng.below(2) == 0 {
+                            if mine > 0 && rng.bool() {
                                 c.dec();
                                 mine -= 1;
                             } else {

@@ -40,27 +40,27 @@ fn clone_drop_storm_with_revival_racing_review() {
             for seed in 0..3u64 {
                 let (weaks, roots, failed, running) = (&weaks, &roots, &upgrades_failed, &running);
                 s.spawn(move || {
-                    let mut rng = Rng::new(seed + 1);
+                    let mut rng = Rng::with_seed(seed + 1);
                     let mut held: Vec<H> = Vec::new();
                     for i in 0..iters {
                         if seed == 0 && i == iters / 4 {
                             // From here on, objects live only while some thread holds them.
                             drop(roots.lock().unwrap().take());
                         }
-                        match rng.below(10) {
-                            0..=3 => match H::upgrade(&weaks[rng.below(weaks.len())]) {
+                        match rng.usize(..10) {
+                            0..=3 => match H::upgrade(&weaks[rng.usize(..weaks.len())]) {
                                 Some(h) => held.push(h),
                                 None => {
                                     failed.fetch_add(1, Ordering::Relaxed);
                                 }
                             },
                             4..=6 if !held.is_empty() => {
-                                let h = held[rng.below(held.len())].clone();
+                                let h = held[rng.usize(..held.len())].clone();
                                 h.check();
                                 held.push(h);
                             }
                             _ if !held.is_empty() => {
-                                let k = rng.below(held.len());
+                                let k = rng.usize(..held.len());
                                 held.swap_remove(k).check();
                             }
                             _ => {}
@@ -76,10 +76,10 @@ fn clone_drop_storm_with_revival_racing_review() {
             // Reviews of single cores, in random order (Figure 8-3: each core reviews on its own
             // schedule), so flushes of different cores interleave with the storm.
             s.spawn(|| {
-                let mut rng = Rng::new(99);
+                let mut rng = Rng::with_seed(99);
                 while running.load(Ordering::SeqCst) > 0 {
                     let cores = d.cores();
-                    testing::review(&d, cores[rng.below(cores.len())]);
+                    testing::review(&d, cores[rng.usize(..cores.len())]);
                     std::thread::yield_now();
                 }
             });
@@ -112,13 +112,13 @@ fn handles_passed_between_threads_are_never_freed_early() {
             for seed in 0..3u64 {
                 let (pools, d) = (&pools, &d);
                 s.spawn(move || {
-                    let mut rng = Rng::new(seed + 7);
+                    let mut rng = Rng::with_seed(seed + 7);
                     for i in 0..size(20_000, 80) {
-                        let pool = &pools[rng.below(pools.len())];
+                        let pool = &pools[rng.usize(..pools.len())];
                         let mut p = pool.lock().unwrap();
-                        let k = rng.below(p.len());
+                        let k = rng.usize(..p.len());
                         // At least one handle stays in each pool; mostly one or two.
-                        if p.len() > 1 && rng.below(3) > 0 {
+                        if p.len() > 1 && rng.usize(..3) > 0 {
                             let h = p.swap_remove(k);
                             drop(p);
                             h.check();
@@ -129,7 +129,7 @@ fn handles_passed_between_threads_are_never_freed_early() {
                         }
                         if i % 8 == 0 {
                             let cores = d.cores();
-                            testing::review(d, cores[rng.below(cores.len())]);
+                            testing::review(d, cores[rng.usize(..cores.len())]);
                         }
                     }
                 });

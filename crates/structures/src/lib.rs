@@ -14,9 +14,24 @@
 //!   lock-free alternatives;
 //! * a **trait** every variant implements ([`rmap::Rmap`], [`list::ConcurrentList`], ...), so
 //!   a benchmark or test can drive them generically;
-//! * a **model**: a plain sequential specification ([`spec::Model`]) with operations and
-//!   responses as plain data, which the linearizability tests and the commutativity checker
-//!   compare implementations against ([`spec::Concurrent`]).
+//! * a **model**: the structure's sequential specification in `oplog-model`, and an
+//!   [`oplog_model::Concurrent`] implementation for the trait object (`dyn Rmap`) and for
+//!   every variant, which runs the model's operations on it: the linearizability suite,
+//!   the commutativity checker and the tests here drive every variant through it.
+//!
+//! | structure | model (`oplog_model::…`) |
+//! |---|---|
+//! | [`rmap`] | `rmap::RmapModel` (page numbers are `i64` there; the conversion is checked) |
+//! | [`notify`] | `queue::QueueModel` (`u64` events) |
+//! | [`lru`] | `lru::LruModel` (`u64` keys) |
+//! | [`list`] | `set::SetModel` (`u64` elements) |
+//! | [`open_files`] | `open_files::OpenFilesModel` |
+//! | [`namecache`] | `namecache::EntryModel` |
+//!
+//! The traits' extra reads for verification (`Rmap::mappings`, `ConcurrentLru::order`,
+//! `ConcurrentList::snapshot`, `EventQueue::len`) and the batched `dequeue_into` are not
+//! model operations: the models describe the interface the checkers analyze, and the tests
+//! check those reads against the model's state directly.
 //!
 //! | module | structure | text | OpLog version | baselines |
 //! |---|---|---|---|---|
@@ -55,5 +70,26 @@ pub mod namecache;
 pub mod notify;
 pub mod open_files;
 pub mod rmap;
-pub mod spec;
 pub mod sync;
+
+/// Implements `oplog_model::Concurrent<$model>` for `dyn $trait` and for each listed type
+/// (after its generic parameters in brackets, `[]` for none) by running `$call(self, op)`:
+/// the structure's one mapping from model operations to its methods, shared by every
+/// variant.
+macro_rules! concurrent {
+    ($model:ty, $call:path, dyn $trait:path, [$([$($generics:tt)*] $ty:ty),* $(,)?]) => {
+        impl oplog_model::Concurrent<$model> for dyn $trait {
+            fn call(&self, op: &<$model as oplog_model::Model>::Op) -> <$model as oplog_model::Model>::Ret {
+                $call(self, op)
+            }
+        }
+        $(
+            impl<$($generics)*> oplog_model::Concurrent<$model> for $ty {
+                fn call(&self, op: &<$model as oplog_model::Model>::Op) -> <$model as oplog_model::Model>::Ret {
+                    $call(self, op)
+                }
+            }
+        )*
+    };
+}
+pub(crate) use concurrent;

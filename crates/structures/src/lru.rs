@@ -33,13 +33,16 @@
 //! * `remove(k)`: `k` leaves the list (the object was freed); no effect if absent.
 //! * `evict()`: removes and returns the least recently used key, `None` if empty.
 //! * `order()`: every key, least recently used first (a read, for verification).
+//!
+//! The model is `oplog_model::lru::LruModel` (`touch`, `remove`, `evict`); `order` is
+//! checked against its state by the tests.
 
 use crate::applied::{Applied, Stats};
-use crate::spec::{Concurrent, Model};
 use oplog::log::LocalLog;
 use oplog::primitive::Mutex;
 use oplog::{Domain, OpLog, Ordered, Update};
-use std::collections::{HashMap, VecDeque};
+use oplog_model::lru::{LruModel, LruOp, LruRet};
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -333,80 +336,19 @@ impl<K: Key> ConcurrentLru<K> for MutexLru<K> {
     }
 }
 
-/// An LRU operation, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LruOp<K> {
-    /// `touch(k)`.
-    Touch(K),
-    /// `remove(k)`.
-    Remove(K),
-    /// `evict()`.
-    Evict,
-    /// `order()`.
-    Order,
-}
-
-/// What an LRU operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LruResponse<K> {
-    /// An update's (empty) response.
-    Done,
-    /// `evict`'s victim.
-    Evicted(Option<K>),
-    /// `order`'s keys, least recently used first.
-    Order(Vec<K>),
-}
-
-/// The LRU specification: keys in recency order, searched linearly.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LruModel<K> {
-    /// Least recently used first.
-    pub keys: VecDeque<K>,
-}
-
-impl<K> Default for LruModel<K> {
-    fn default() -> Self {
-        Self { keys: VecDeque::new() }
+/// Runs a model operation on any LRU list of `u64` keys (the
+/// [`Concurrent`](oplog_model::Concurrent) implementations of every variant and of
+/// `dyn ConcurrentLru<u64>`).
+fn call<L: ConcurrentLru<u64> + ?Sized>(lru: &L, op: &LruOp) -> LruRet {
+    match *op {
+        LruOp::Touch(k) => lru.touch(k),
+        LruOp::Remove(k) => lru.remove(k),
+        LruOp::Evict => return LruRet::Evicted(lru.evict()),
     }
+    LruRet::Done
 }
 
-impl<K: Key> Model for LruModel<K> {
-    type Op = LruOp<K>;
-    type Response = LruResponse<K>;
-
-    fn apply(&mut self, op: &LruOp<K>) -> LruResponse<K> {
-        match op {
-            LruOp::Touch(k) => {
-                self.keys.retain(|x| x != k);
-                self.keys.push_back(k.clone());
-                LruResponse::Done
-            }
-            LruOp::Remove(k) => {
-                self.keys.retain(|x| x != k);
-                LruResponse::Done
-            }
-            LruOp::Evict => LruResponse::Evicted(self.keys.pop_front()),
-            LruOp::Order => LruResponse::Order(self.keys.iter().cloned().collect()),
-        }
-    }
-}
-
-impl<K: Key, L: ConcurrentLru<K> + ?Sized> Concurrent<LruModel<K>> for L {
-    fn call(&self, op: &LruOp<K>) -> LruResponse<K> {
-        match op {
-            LruOp::Touch(k) => {
-                self.touch(k.clone());
-                LruResponse::Done
-            }
-            LruOp::Remove(k) => {
-                self.remove(k.clone());
-                LruResponse::Done
-            }
-            LruOp::Evict => LruResponse::Evicted(self.evict()),
-            LruOp::Order => LruResponse::Order(self.order()),
-        }
-    }
-}
+crate::concurrent!(LruModel, call, dyn ConcurrentLru<u64>, [[] OpLogLru<u64>, [] MutexLru<u64>]);
 
 #[cfg(test)]
 mod tests {
@@ -414,34 +356,32 @@ mod tests {
 
     #[test]
     fn the_list_matches_the_model() {
+        use oplog_lincheck::testkit::Rng;
+        use oplog_model::Model;
         let mut list = LruList::new();
-        let mut model = LruModel::default();
-        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut model = LruModel.init();
+        let mut rng = Rng::with_seed(0x2545_f491_4f6c_dd1d);
         for step in 0..20_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let k = s % 24;
-            let op = match s % 10 {
+            let k = rng.u64(..24);
+            let op = match rng.u8(..10) {
                 0 => LruOp::Evict,
                 1 => LruOp::Remove(k),
                 _ => LruOp::Touch(k),
             };
-            let got = match &op {
+            let got = match op {
                 LruOp::Touch(k) => {
-                    list.touch(*k);
-                    LruResponse::Done
+                    list.touch(k);
+                    LruRet::Done
                 }
                 LruOp::Remove(k) => {
-                    list.remove(k);
-                    LruResponse::Done
+                    list.remove(&k);
+                    LruRet::Done
                 }
-                LruOp::Evict => LruResponse::Evicted(list.evict()),
-                LruOp::Order => unreachable!(),
+                LruOp::Evict => LruRet::Evicted(list.evict()),
             };
-            assert_eq!(got, model.apply(&op), "step {step}: {op:?}");
-            assert!(list.iter().eq(model.keys.iter()), "step {step}");
-            assert_eq!(list.len(), model.keys.len());
+            assert_eq!(got, LruModel.step(&mut model, &op), "step {step}: {op:?}");
+            assert!(list.iter().eq(model.iter()), "step {step}");
+            assert_eq!(list.len(), model.len());
         }
         assert!(list.nodes.len() <= 24, "cells are reused");
     }

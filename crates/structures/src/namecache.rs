@@ -33,11 +33,13 @@
 //! concurrent `refcount()` may count it (an over-count for the duration of the failing
 //! lookup, never an under-count). A successful lookup takes effect when it reads the
 //! generation, so no lookup succeeds against a generation an earlier `invalidate` retired.
+//!
+//! The model is `oplog_model::namecache::EntryModel`.
 
-use crate::spec::{Concurrent, Model};
 use crate::sync::TicketLock;
 use oplog::primitive::{AtomicU64, Ordering};
 use oplog::{Counter, CounterLog, Domain};
+use oplog_model::namecache::{EntryModel, EntryOp, EntryRet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -261,82 +263,26 @@ impl NameEntry for OpLogEntry {
     }
 }
 
-/// A name-cache-entry operation, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EntryOp {
-    /// `lookup(generation)`.
-    Lookup(u32),
-    /// `release()`.
-    Release,
-    /// `invalidate()`.
-    Invalidate,
-    /// `generation()`.
-    Generation,
-    /// `refcount()`.
-    Refcount,
-}
-
-/// What a name-cache-entry operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EntryResponse {
-    /// `lookup`'s result.
-    Lookup(Result<(), Stale>),
-    /// `release`'s (empty) response.
-    Done,
-    /// A generation (`invalidate`, `generation`).
-    Generation(u32),
-    /// `refcount`'s answer.
-    Refcount(u64),
-}
-
-/// The specification: two numbers.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EntryModel {
-    /// The generation.
-    pub generation: u32,
-    /// The references held.
-    pub refs: u64,
-}
-
-impl Model for EntryModel {
-    type Op = EntryOp;
-    type Response = EntryResponse;
-
-    fn apply(&mut self, op: &EntryOp) -> EntryResponse {
-        match *op {
-            EntryOp::Lookup(g) if g == self.generation => {
-                self.refs += 1;
-                EntryResponse::Lookup(Ok(()))
-            }
-            EntryOp::Lookup(_) => EntryResponse::Lookup(Err(Stale { current: self.generation })),
-            EntryOp::Release => {
-                self.refs = self.refs.checked_sub(1).expect("the model was released more often than looked up");
-                EntryResponse::Done
-            }
-            EntryOp::Invalidate => {
-                self.generation = self.generation.wrapping_add(1);
-                EntryResponse::Generation(self.generation)
-            }
-            EntryOp::Generation => EntryResponse::Generation(self.generation),
-            EntryOp::Refcount => EntryResponse::Refcount(self.refs),
+/// Runs a model operation on any name-cache entry (the
+/// [`Concurrent`](oplog_model::Concurrent) implementations of every variant and of
+/// `dyn NameEntry`).
+fn call<N: NameEntry + ?Sized>(entry: &N, op: &EntryOp) -> EntryRet {
+    match *op {
+        EntryOp::Lookup(g) => match entry.lookup(g) {
+            Ok(()) => EntryRet::Taken,
+            Err(Stale { current }) => EntryRet::Stale(current),
+        },
+        EntryOp::Release => {
+            entry.release();
+            EntryRet::Done
         }
+        EntryOp::Invalidate => EntryRet::Generation(entry.invalidate()),
+        EntryOp::Generation => EntryRet::Generation(entry.generation()),
+        EntryOp::Refcount => EntryRet::Refcount(entry.refcount()),
     }
 }
 
-impl<N: NameEntry + ?Sized> Concurrent<EntryModel> for N {
-    fn call(&self, op: &EntryOp) -> EntryResponse {
-        match *op {
-            EntryOp::Lookup(g) => EntryResponse::Lookup(self.lookup(g)),
-            EntryOp::Release => {
-                self.release();
-                EntryResponse::Done
-            }
-            EntryOp::Invalidate => EntryResponse::Generation(self.invalidate()),
-            EntryOp::Generation => EntryResponse::Generation(self.generation()),
-            EntryOp::Refcount => EntryResponse::Refcount(self.refcount()),
-        }
-    }
-}
+crate::concurrent!(EntryModel, call, dyn NameEntry, [[] SpinlockEntry, [] CasEntry, [] OpLogEntry]);
 
 #[cfg(test)]
 mod tests {

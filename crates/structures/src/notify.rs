@@ -33,11 +33,14 @@
 //!   `out` in order; returns how many. One linearizable operation on [`OpLogQueue`] and
 //!   [`MutexQueue`]; on [`SegQueueBaseline`] it is `max` dequeues in a row.
 //! * `len()`: the number of queued events.
+//!
+//! The model is `oplog_model::queue::QueueModel` (`enqueue`, `dequeue`); `dequeue_into` and
+//! `len` are checked against its state by the tests.
 
-use crate::spec::{Concurrent, Model};
 use crossbeam_queue::SegQueue;
 use oplog::primitive::Mutex;
 use oplog::{Domain, OpLog, Ordered, Update};
+use oplog_model::queue::{QueueModel, QueueOp, QueueRet};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
@@ -204,80 +207,15 @@ impl<E: Send> EventQueue<E> for SegQueueBaseline<E> {
     }
 }
 
-/// A queue operation, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum QueueOp<E> {
-    /// `enqueue(e)`.
-    Enqueue(E),
-    /// `dequeue()`.
-    Dequeue,
-    /// `dequeue_into(out, max)` with an empty `out`.
-    DequeueMany(usize),
-    /// `len()`.
-    Len,
-}
-
-/// What a queue operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum QueueResponse<E> {
-    /// `enqueue`'s (empty) response.
-    Done,
-    /// `dequeue`'s event.
-    Event(Option<E>),
-    /// `dequeue_into`'s events.
-    Events(Vec<E>),
-    /// `len`'s answer.
-    Len(usize),
-}
-
-/// The queue's specification: a `VecDeque`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QueueModel<E> {
-    /// The queued events, oldest first.
-    pub events: VecDeque<E>,
-}
-
-impl<E> Default for QueueModel<E> {
-    fn default() -> Self {
-        Self { events: VecDeque::new() }
+/// Runs a model operation on any queue of `u64` events (the
+/// [`Concurrent`](oplog_model::Concurrent) implementations of every variant and of
+/// `dyn EventQueue<u64>`).
+fn call<Q: EventQueue<u64> + ?Sized>(queue: &Q, op: &QueueOp) -> QueueRet {
+    match *op {
+        QueueOp::Enqueue(e) => queue.enqueue(e),
+        QueueOp::Dequeue => return QueueRet::Event(queue.dequeue()),
     }
+    QueueRet::Done
 }
 
-impl<E: Clone + fmt::Debug + Eq + Send + Sync> Model for QueueModel<E> {
-    type Op = QueueOp<E>;
-    type Response = QueueResponse<E>;
-
-    fn apply(&mut self, op: &QueueOp<E>) -> QueueResponse<E> {
-        match op {
-            QueueOp::Enqueue(e) => {
-                self.events.push_back(e.clone());
-                QueueResponse::Done
-            }
-            QueueOp::Dequeue => QueueResponse::Event(self.events.pop_front()),
-            QueueOp::DequeueMany(max) => {
-                let mut out = Vec::new();
-                drain_front(&mut self.events, &mut out, *max);
-                QueueResponse::Events(out)
-            }
-            QueueOp::Len => QueueResponse::Len(self.events.len()),
-        }
-    }
-}
-
-impl<E: Clone + fmt::Debug + Eq + Send + Sync, Q: EventQueue<E> + ?Sized> Concurrent<QueueModel<E>> for Q {
-    fn call(&self, op: &QueueOp<E>) -> QueueResponse<E> {
-        match op {
-            QueueOp::Enqueue(e) => {
-                self.enqueue(e.clone());
-                QueueResponse::Done
-            }
-            QueueOp::Dequeue => QueueResponse::Event(self.dequeue()),
-            QueueOp::DequeueMany(max) => {
-                let mut out = Vec::new();
-                self.dequeue_into(&mut out, *max);
-                QueueResponse::Events(out)
-            }
-            QueueOp::Len => QueueResponse::Len(self.len()),
-        }
-    }
-}
+crate::concurrent!(QueueModel, call, dyn EventQueue<u64>, [[] OpLogQueue<u64>, [] MutexQueue<u64>, [] SegQueueBaseline<u64>]);

@@ -22,18 +22,19 @@
 //! * `open_files()`: every open file, ascending.
 //!
 //! The identity rule is what makes the OpLog variant's absorption invisible; the other
-//! variants give set semantics to any sequence.
+//! variants give set semantics to any sequence. The model is
+//! `oplog_model::open_files::OpenFilesModel`.
 
 use crate::logged_set::{AbsorbLocal, LoggedSet, SetKind};
-use crate::spec::{Concurrent, Model};
 use crossbeam_utils::CachePadded;
 use oplog::Domain;
 use oplog::primitive::{Mutex, MutexGuard, current_cpu};
-use std::collections::{BTreeSet, HashSet};
+use oplog_model::open_files::{OpenFilesModel, OpenFilesOp, OpenFilesRet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// An open file's identity (the texts' `struct file *`).
-pub type FileId = u64;
+pub use oplog_model::open_files::FileId;
 
 /// The set of a file system's open files (see the module docs for each operation).
 pub trait OpenFiles: Sync {
@@ -181,64 +182,16 @@ impl OpenFiles for PerCoreOpenFiles {
     }
 }
 
-/// An open-file-set operation, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OpenFilesOp {
-    /// `open(f)`.
-    Open(FileId),
-    /// `close(f)`.
-    Close(FileId),
-    /// `open_files()`.
-    List,
-}
-
-/// What an open-file-set operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OpenFilesResponse {
-    /// An update's (empty) response.
-    Done,
-    /// `open_files`'s answer.
-    Files(Vec<FileId>),
-}
-
-/// The specification: a set of file ids.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OpenFilesModel {
-    /// The open files.
-    pub files: BTreeSet<FileId>,
-}
-
-impl Model for OpenFilesModel {
-    type Op = OpenFilesOp;
-    type Response = OpenFilesResponse;
-
-    fn apply(&mut self, op: &OpenFilesOp) -> OpenFilesResponse {
-        match *op {
-            OpenFilesOp::Open(f) => {
-                self.files.insert(f);
-                OpenFilesResponse::Done
-            }
-            OpenFilesOp::Close(f) => {
-                self.files.remove(&f);
-                OpenFilesResponse::Done
-            }
-            OpenFilesOp::List => OpenFilesResponse::Files(self.files.iter().copied().collect()),
-        }
+/// Runs a model operation on any open-file list (the
+/// [`Concurrent`](oplog_model::Concurrent) implementations of every variant and of
+/// `dyn OpenFiles`).
+fn call<O: OpenFiles + ?Sized>(files: &O, op: &OpenFilesOp) -> OpenFilesRet {
+    match *op {
+        OpenFilesOp::Open(f) => files.open(f),
+        OpenFilesOp::Close(f) => files.close(f),
+        OpenFilesOp::List => return OpenFilesRet::Files(files.open_files()),
     }
+    OpenFilesRet::Done
 }
 
-impl<O: OpenFiles + ?Sized> Concurrent<OpenFilesModel> for O {
-    fn call(&self, op: &OpenFilesOp) -> OpenFilesResponse {
-        match *op {
-            OpenFilesOp::Open(f) => {
-                self.open(f);
-                OpenFilesResponse::Done
-            }
-            OpenFilesOp::Close(f) => {
-                self.close(f);
-                OpenFilesResponse::Done
-            }
-            OpenFilesOp::List => OpenFilesResponse::Files(self.open_files()),
-        }
-    }
-}
+crate::concurrent!(OpenFilesModel, call, dyn OpenFiles, [[] OpLogOpenFiles, [] MutexOpenFiles, [] PerCoreOpenFiles]);

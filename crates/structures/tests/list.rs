@@ -5,32 +5,36 @@ mod common;
 
 use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
+use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::applied::Stats;
-use oplog_structures::list::{
-    BasicList, ConcurrentList, GlobalAbsorbList, HarrisList, ListModel, ListOp, LocalAbsorbList, SeqList,
-};
+use oplog_structures::list::{BasicList, ConcurrentList, GlobalAbsorbList, HarrisList, LocalAbsorbList, SeqList};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Flips an element of a small pool (the identity rule), or reads.
-fn flip(rng: &mut Rng, model: &ListModel<u64>) -> ListOp<u64> {
-    match rng.below(10) {
-        0 => ListOp::Snapshot,
-        1 => ListOp::Contains(rng.below(16)),
-        _ => {
-            let x = rng.below(16);
-            if model.elements.contains(&x) { ListOp::Remove(x) } else { ListOp::Add(x) }
-        }
+fn flip(rng: &mut Rng, set: &BTreeSet<u64>) -> SetOp {
+    let x = rng.u64(..16);
+    match rng.u8(..10) {
+        0 | 1 => SetOp::Contains(x),
+        _ if set.contains(&x) => SetOp::Remove(x),
+        _ => SetOp::Add(x),
     }
 }
 
 /// Any operation at all (set semantics, no identity rule).
-fn any(rng: &mut Rng, _: &ListModel<u64>) -> ListOp<u64> {
-    match rng.below(10) {
-        0 => ListOp::Snapshot,
-        1 => ListOp::Contains(rng.below(16)),
-        2..6 => ListOp::Remove(rng.below(16)),
-        _ => ListOp::Add(rng.below(16)),
+fn any(rng: &mut Rng, _: &BTreeSet<u64>) -> SetOp {
+    let x = rng.u64(..16);
+    match rng.u8(..10) {
+        0 | 1 => SetOp::Contains(x),
+        2..6 => SetOp::Remove(x),
+        _ => SetOp::Add(x),
+    }
+}
+
+/// Every list in `lists` holds exactly the model's final set.
+fn holds(what: &str, lists: &[&dyn ConcurrentList<u64>], set: &BTreeSet<u64>) {
+    for (i, list) in lists.iter().enumerate() {
+        assert!(list.snapshot().iter().eq(set.iter()), "{what}: list {i}'s snapshot");
     }
 }
 
@@ -39,16 +43,19 @@ fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("list turns", LIMIT, || {
         for threads in THREADS {
             let seed = 5 + threads as u64;
-            let flips = schedule::<ListModel<u64>>(threads, 1_500, seed, flip);
-            let anything = schedule::<ListModel<u64>>(threads, 1_500, seed, any);
+            let flips = schedule(&SetModel, threads, 1_500, seed, flip);
+            let anything = schedule(&SetModel, threads, 1_500, seed, any);
             for s in [&flips, &anything] {
-                run_turns("lockfree", &[&HarrisList::new() as &dyn ConcurrentList<u64>], threads, s);
+                let list = HarrisList::new();
+                run_turns("lockfree", &[&list as &dyn ConcurrentList<u64>], threads, s);
+                holds("lockfree", &[&list], &s.final_state);
             }
             for (name, config) in configs() {
                 // The basic list has set semantics for any sequence.
                 let d = domain(&config);
                 let (a, b) = (BasicList::with_domain(&d, SeqList::new()), BasicList::with_domain(&d, SeqList::new()));
                 run_turns(&format!("oplog-basic {name}"), &[&a as &dyn ConcurrentList<u64>, &b], threads, &anything);
+                holds(&format!("oplog-basic {name}"), &[&a, &b], &anything.final_state);
                 // The absorbing ones under the identity rule.
                 let d = domain(&config);
                 let (a, b) = (
@@ -61,6 +68,7 @@ fn every_variant_matches_the_model_with_threads_taking_turns() {
                     threads,
                     &flips,
                 );
+                holds(&format!("oplog-global-absorb {name}"), &[&a, &b], &flips.final_state);
                 let d = domain(&config);
                 let (a, b) = (
                     LocalAbsorbList::with_domain(&d, SeqList::new()),
@@ -72,6 +80,7 @@ fn every_variant_matches_the_model_with_threads_taking_turns() {
                     threads,
                     &flips,
                 );
+                holds(&format!("oplog-local-absorb {name}"), &[&a, &b], &flips.final_state);
             }
         }
     });
@@ -131,17 +140,17 @@ fn harris_list_under_concurrent_inserts_and_deletes_of_shared_keys() {
                 let (list, net) = (&list, &net);
                 s.spawn(move || {
                     pin_round_robin(me as usize);
-                    let mut rng = Rng(me * 31 + 7);
+                    let mut rng = Rng::with_seed(me * 31 + 7);
                     for _ in 0..50_000 {
-                        let k = rng.below(KEYS as u64);
-                        if rng.chance(50) {
+                        let k = rng.u64(..KEYS as u64);
+                        if rng.bool() {
                             if list.insert(k) {
                                 net[k as usize].fetch_add(1, Ordering::SeqCst);
                             }
                         } else if list.remove(&k) {
                             net[k as usize].fetch_sub(1, Ordering::SeqCst);
                         }
-                        if rng.chance(1) {
+                        if rng.u8(..100) == 0 {
                             // A traversal concurrent with the updates: sorted, no duplicates.
                             let mut seen = Vec::new();
                             list.for_each(|k| seen.push(*k));

@@ -5,17 +5,18 @@ mod common;
 
 use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
+use oplog_model::lru::{LruModel, LruOp};
+use oplog_model::{Concurrent, Model};
 use oplog_structures::applied::Stats;
-use oplog_structures::lru::{ConcurrentLru, LruModel, LruOp, MutexLru, OpLogLru};
+use oplog_structures::lru::{ConcurrentLru, MutexLru, OpLogLru};
 
-fn next_op(rng: &mut Rng, _: &LruModel<u64>) -> LruOp<u64> {
-    match rng.below(20) {
-        0..2 => LruOp::Evict,
-        2 => LruOp::Order,
-        3..5 => LruOp::Remove(rng.below(12)),
+fn next_op(rng: &mut Rng, _: &Vec<u64>) -> LruOp {
+    match rng.u8(..20) {
+        0..3 => LruOp::Evict,
+        3..5 => LruOp::Remove(rng.u64(..12)),
         // Runs of the same key, so local absorption has something to absorb.
         5..8 => LruOp::Touch(0),
-        _ => LruOp::Touch(rng.below(12)),
+        _ => LruOp::Touch(rng.u64(..12)),
     }
 }
 
@@ -23,12 +24,15 @@ fn next_op(rng: &mut Rng, _: &LruModel<u64>) -> LruOp<u64> {
 fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("lru turns", LIMIT, || {
         for threads in THREADS {
-            let s = schedule::<LruModel<u64>>(threads, 1_500, 41 + threads as u64, next_op);
-            run_turns("mutex", &[&MutexLru::new() as &dyn ConcurrentLru<u64>], threads, &s);
+            let s = schedule(&LruModel, threads, 1_500, 41 + threads as u64, next_op);
+            let mutex = MutexLru::new();
+            run_turns("mutex", &[&mutex as &dyn ConcurrentLru<u64>], threads, &s);
+            assert_eq!(mutex.order(), s.final_state, "mutex: the final order");
             for (name, config) in configs() {
                 let d = domain(&config);
                 let (a, b) = (OpLogLru::new(&d), OpLogLru::new(&d));
                 run_turns(&format!("oplog {name}"), &[&a as &dyn ConcurrentLru<u64>, &b], threads, &s);
+                assert_eq!((a.order(), b.order()), (s.final_state.clone(), s.final_state.clone()), "oplog {name}");
             }
         }
     });
@@ -46,18 +50,18 @@ fn free_running_threads_on_their_own_keys_keep_their_own_recency_order() {
         ];
         for (name, lru) in &variants {
             let lru = &**lru;
-            let models: Vec<LruModel<u64>> = std::thread::scope(|s| {
+            let models: Vec<Vec<u64>> = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..3u64)
                     .map(|me| {
                         s.spawn(move || {
                             pin_round_robin(me as usize);
-                            let mut rng = Rng(me + 5);
-                            let mut model = LruModel::default();
+                            let mut rng = Rng::with_seed(me + 5);
+                            let mut model = LruModel.init();
                             for _ in 0..20_000 {
-                                let k = me << 32 | rng.below(20);
-                                let op = if rng.chance(10) { LruOp::Remove(k) } else { LruOp::Touch(k) };
-                                oplog_structures::spec::Model::apply(&mut model, &op);
-                                oplog_structures::spec::Concurrent::call(lru, &op);
+                                let k = me << 32 | rng.u64(..20);
+                                let op = if rng.u8(..10) == 0 { LruOp::Remove(k) } else { LruOp::Touch(k) };
+                                LruModel.step(&mut model, &op);
+                                lru.call(&op);
                             }
                             model
                         })
@@ -68,7 +72,7 @@ fn free_running_threads_on_their_own_keys_keep_their_own_recency_order() {
             let order = lru.order();
             for (me, model) in models.iter().enumerate() {
                 let mine: Vec<u64> = order.iter().copied().filter(|k| k >> 32 == me as u64).collect();
-                assert_eq!(mine, model.keys.iter().copied().collect::<Vec<_>>(), "{name}: thread {me}");
+                assert_eq!(&mine, model, "{name}: thread {me}");
             }
             // Evicting drains the list in that order.
             let mut evicted = Vec::new();

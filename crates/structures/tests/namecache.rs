@@ -5,22 +5,21 @@ mod common;
 
 use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
-use oplog_structures::namecache::{
-    CasEntry, EntryModel, EntryOp, EntryResponse, NameEntry, OpLogEntry, SpinlockEntry, Stale,
-};
-use oplog_structures::spec::Model;
+use oplog_model::namecache::{Entry, EntryModel, EntryOp, EntryRet};
+use oplog_model::{Concurrent, Model};
+use oplog_structures::namecache::{CasEntry, NameEntry, OpLogEntry, SpinlockEntry, Stale};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Lookups with the current or a stale generation, releases of held references,
 /// invalidations, reads.
-fn next_op(rng: &mut Rng, model: &EntryModel) -> EntryOp {
-    match rng.below(10) {
+fn next_op(rng: &mut Rng, entry: &Entry) -> EntryOp {
+    match rng.u8(..10) {
         0 => EntryOp::Invalidate,
         1 => EntryOp::Refcount,
         2 => EntryOp::Generation,
-        3 => EntryOp::Lookup(model.generation.wrapping_sub(1 + rng.below(2) as u32)),
-        4..7 if model.refs > 0 => EntryOp::Release,
-        _ => EntryOp::Lookup(model.generation),
+        3 => EntryOp::Lookup(entry.generation.wrapping_sub(rng.u32(1..3))),
+        4..7 if entry.refs > 0 => EntryOp::Release,
+        _ => EntryOp::Lookup(entry.generation),
     }
 }
 
@@ -28,7 +27,7 @@ fn next_op(rng: &mut Rng, model: &EntryModel) -> EntryOp {
 fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("namecache turns", LIMIT, || {
         for threads in THREADS {
-            let s = schedule::<EntryModel>(threads, 1_500, 13 + threads as u64, next_op);
+            let s = schedule(&EntryModel::default(), threads, 1_500, 13 + threads as u64, next_op);
             run_turns("spinlock", &[&SpinlockEntry::new(0) as &dyn NameEntry], threads, &s);
             run_turns("cas", &[&CasEntry::new(0) as &dyn NameEntry], threads, &s);
             for (name, config) in configs() {
@@ -130,10 +129,21 @@ fn a_release_without_a_reference_is_reported() {
 }
 
 #[test]
-fn the_model_rejects_stale_lookups() {
-    let mut m = EntryModel::default();
-    assert_eq!(m.apply(&EntryOp::Lookup(0)), EntryResponse::Lookup(Ok(())));
-    assert_eq!(m.apply(&EntryOp::Invalidate), EntryResponse::Generation(1));
-    assert_eq!(m.apply(&EntryOp::Lookup(0)), EntryResponse::Lookup(Err(Stale { current: 1 })));
-    assert_eq!(m.apply(&EntryOp::Refcount), EntryResponse::Refcount(1));
+fn every_variant_answers_the_models_operations_on_a_fixed_script() {
+    let model = EntryModel { initial: 4 };
+    let script = [EntryOp::Lookup(4), EntryOp::Invalidate, EntryOp::Lookup(4), EntryOp::Refcount, EntryOp::Release];
+    let mut state = model.init();
+    let want: Vec<EntryRet> = script.iter().map(|op| model.step(&mut state, op)).collect();
+    assert_eq!(
+        want,
+        [EntryRet::Taken, EntryRet::Generation(5), EntryRet::Stale(5), EntryRet::Refcount(1), EntryRet::Done]
+    );
+    let variants: Vec<Box<dyn NameEntry>> = vec![
+        Box::new(SpinlockEntry::new(4)),
+        Box::new(CasEntry::new(4)),
+        Box::new(OpLogEntry::new(&domain(&Config::per_cpu()), 4)),
+    ];
+    for entry in variants {
+        assert_eq!(script.iter().map(|op| entry.call(op)).collect::<Vec<_>>(), want);
+    }
 }

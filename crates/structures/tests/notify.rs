@@ -5,30 +5,48 @@ mod common;
 
 use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
-use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, QueueModel, QueueOp, SegQueueBaseline};
+use oplog_model::Model;
+use oplog_model::queue::{QueueModel, QueueOp};
+use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, SegQueueBaseline};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// An event: (producer turn number) — unique, so any reordering shows.
-fn next_op(rng: &mut Rng, model: &QueueModel<u64>) -> QueueOp<u64> {
-    match rng.below(10) {
-        0 => QueueOp::Dequeue,
-        1 => QueueOp::DequeueMany(1 + rng.below(4) as usize),
-        2 => QueueOp::Len,
-        _ => QueueOp::Enqueue(model.events.len() as u64 * 1_000 + rng.below(1_000)),
+/// Enqueues mostly (an event numbered by the queue's length and a random part, so that
+/// most reorderings show), or dequeues.
+fn next_op(rng: &mut Rng, queue: &VecDeque<u64>) -> QueueOp {
+    match rng.u8(..10) {
+        0..3 => QueueOp::Dequeue,
+        _ => QueueOp::Enqueue(queue.len() as u64 * 1_000 + rng.u64(..1_000)),
     }
+}
+
+/// `len` and `dequeue_into` (which are not model operations) against the model's state:
+/// the queue holds the model's events, and draining it in batches gives them in order.
+fn drains_like_the_model(what: &str, queue: &dyn EventQueue<u64>, events: &VecDeque<u64>, batch: usize) {
+    assert_eq!(queue.len(), events.len(), "{what}: len");
+    let mut out = Vec::new();
+    while queue.dequeue_into(&mut out, batch) == batch {}
+    assert!(out.iter().eq(events.iter()), "{what}: dequeue_into in batches of {batch}");
+    assert!(queue.is_empty(), "{what}: drained");
 }
 
 #[test]
 fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("notify turns", LIMIT, || {
         for threads in THREADS {
-            let s = schedule::<QueueModel<u64>>(threads, 1_500, 3 + threads as u64, next_op);
-            run_turns("mutex", &[&MutexQueue::new() as &dyn EventQueue<u64>], threads, &s);
-            run_turns("segqueue", &[&SegQueueBaseline::new() as &dyn EventQueue<u64>], threads, &s);
+            let s = schedule(&QueueModel, threads, 1_500, 3 + threads as u64, next_op);
+            let mutex = MutexQueue::new();
+            run_turns("mutex", &[&mutex as &dyn EventQueue<u64>], threads, &s);
+            drains_like_the_model("mutex", &mutex, &s.final_state, 1 + threads);
+            let segqueue = SegQueueBaseline::new();
+            run_turns("segqueue", &[&segqueue as &dyn EventQueue<u64>], threads, &s);
+            drains_like_the_model("segqueue", &segqueue, &s.final_state, 1 + threads);
             for (name, config) in configs() {
                 let d = domain(&config);
                 let (a, b) = (OpLogQueue::new(&d), OpLogQueue::new(&d));
                 run_turns(&format!("oplog {name}"), &[&a as &dyn EventQueue<u64>, &b], threads, &s);
+                drains_like_the_model(&format!("oplog {name}"), &a, &s.final_state, 1 + threads);
+                drains_like_the_model(&format!("oplog {name}"), &b, &s.final_state, 1);
             }
         }
     });
@@ -84,6 +102,14 @@ fn many_producers_one_consumer_in_order() {
         producers_and_a_consumer("oplog per-cpu", &OpLogQueue::new(&domain(&Config::per_cpu())));
         producers_and_a_consumer("oplog per-thread", &OpLogQueue::new(&domain(&Config::per_thread())));
     });
+}
+
+#[test]
+fn the_schedules_leave_events_queued() {
+    // Otherwise `drains_like_the_model` above would check nothing.
+    let s = schedule(&QueueModel, 3, 1_500, 6, next_op);
+    assert!(s.final_state.len() > 100, "{}", s.final_state.len());
+    assert_eq!(QueueModel.init().len(), 0);
 }
 
 #[test]

@@ -5,27 +5,26 @@ mod common;
 
 use common::{LIMIT, Rng, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
+use oplog_model::open_files::{OpenFilesModel, OpenFilesOp};
 use oplog_structures::applied::Stats;
-use oplog_structures::open_files::{
-    FileId, MutexOpenFiles, OpLogOpenFiles, OpenFiles, OpenFilesModel, OpenFilesOp, PerCoreOpenFiles,
-};
+use oplog_structures::open_files::{FileId, MutexOpenFiles, OpLogOpenFiles, OpenFiles, PerCoreOpenFiles};
 use std::collections::BTreeSet;
 use std::sync::{Barrier, mpsc};
 
 /// Opens a closed file or closes an open one (the identity rule), or lists.
-fn next_op(rng: &mut Rng, model: &OpenFilesModel) -> OpenFilesOp {
-    if rng.chance(10) {
+fn next_op(rng: &mut Rng, files: &BTreeSet<FileId>) -> OpenFilesOp {
+    if rng.u8(..10) == 0 {
         return OpenFilesOp::List;
     }
-    let f = rng.below(16);
-    if model.files.contains(&f) { OpenFilesOp::Close(f) } else { OpenFilesOp::Open(f) }
+    let f = rng.u64(..16);
+    if files.contains(&f) { OpenFilesOp::Close(f) } else { OpenFilesOp::Open(f) }
 }
 
 #[test]
 fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("open files turns", LIMIT, || {
         for threads in THREADS {
-            let s = schedule::<OpenFilesModel>(threads, 1_500, 23 + threads as u64, next_op);
+            let s = schedule(&OpenFilesModel, threads, 1_500, 23 + threads as u64, next_op);
             run_turns("mutex", &[&MutexOpenFiles::new() as &dyn OpenFiles], threads, &s);
             run_turns("per-core", &[&PerCoreOpenFiles::new() as &dyn OpenFiles], threads, &s);
             // Fewer lists than CPUs: CPUs share lists.

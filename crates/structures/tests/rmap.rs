@@ -4,10 +4,10 @@ mod common;
 
 use common::{LIMIT, Rng, Schedule, THREADS, configs, domain, pin_round_robin, run_turns, schedule, with_watchdog};
 use oplog::Config;
+use oplog_model::rmap::{self as model, RmapModel, RmapOp, RmapRet};
+use oplog_model::{Concurrent, Model};
 use oplog_structures::applied::Stats;
-use oplog_structures::rmap::{
-    LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap, RmapError, RmapModel, RmapOp, RmapResponse,
-};
+use oplog_structures::rmap::{LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap, RmapError};
 use std::collections::BTreeSet;
 
 /// A fixed pool of mappings of one 64-page file: overlapping, nested, adjacent.
@@ -20,16 +20,20 @@ fn pool() -> Vec<Mapping> {
         .collect()
 }
 
-/// Flips a random pool mapping (add if absent, remove if present: the identity rule),
-/// truncates, or lists.
-fn next_op(rng: &mut Rng, model: &RmapModel) -> RmapOp {
+/// The model's name for a mapping.
+fn in_model(m: Mapping) -> model::Mapping {
+    model::Mapping { start: m.start() as i64, end: m.end() as i64, m: m.id() }
+}
+
+/// Flips a random pool mapping (add if absent, remove if present: the identity rule), or
+/// truncates.
+fn next_op(rng: &mut Rng, state: &BTreeSet<model::Mapping>) -> RmapOp {
     let pool = pool();
-    match rng.below(10) {
-        0 => RmapOp::Truncate(rng.below(70)),
-        1 => RmapOp::Mappings,
+    match rng.u8(..10) {
+        0 | 1 => RmapOp::Truncate(rng.i64(0..70)),
         _ => {
-            let m = pool[rng.below(pool.len() as u64) as usize];
-            if model.mappings.contains(&m) { RmapOp::Remove(m) } else { RmapOp::Add(m) }
+            let m = in_model(pool[rng.usize(..pool.len())]);
+            if state.contains(&m) { RmapOp::Remove(m) } else { RmapOp::Add(m) }
         }
     }
 }
@@ -38,7 +42,7 @@ fn next_op(rng: &mut Rng, model: &RmapModel) -> RmapOp {
 fn every_variant_matches_the_model_with_threads_taking_turns() {
     with_watchdog("rmap turns", LIMIT, || {
         for threads in THREADS {
-            let s = schedule::<RmapModel>(threads, 1_500, 17 + threads as u64, next_op);
+            let s = schedule(&RmapModel, threads, 1_500, 17 + threads as u64, next_op);
             run_turns("mutex", &[&MutexRmap::new() as &dyn Rmap], threads, &s);
             run_turns("lockfree", &[&LockFreeRmap::new() as &dyn Rmap], threads, &s);
             for (name, config) in configs() {
@@ -54,8 +58,8 @@ fn oplog_turns<const ORDERED: bool>(name: &str, config: &Config, threads: usize,
     let d = domain(config);
     let (a, b) = (OpLogRmap::<ORDERED>::new(&d), OpLogRmap::<ORDERED>::new(&d));
     run_turns(name, &[&a as &dyn Rmap, &b], threads, s);
-    let expected: Vec<Mapping> = s.final_state.mappings.iter().copied().collect();
-    assert_eq!(a.mappings(), expected, "{name}");
+    let expected: Vec<model::Mapping> = s.final_state.iter().copied().collect();
+    assert_eq!(a.mappings().into_iter().map(in_model).collect::<Vec<_>>(), expected, "{name}");
 }
 
 #[test]
@@ -78,12 +82,12 @@ fn free_running_threads_on_their_own_mappings_match_their_own_models() {
                     .map(|me| {
                         s.spawn(move || {
                             pin_round_robin(me as usize);
-                            let mut rng = Rng(me + 99);
+                            let mut rng = Rng::with_seed(me + 99);
                             let mut mine = BTreeSet::new();
                             for i in 0..4_000 {
-                                let start = rng.below(60);
-                                let id = me << 32 | rng.below(16);
-                                let m = Mapping::new(id, start..start + 1 + rng.below(8)).unwrap();
+                                let start = rng.u64(..60);
+                                let id = me << 32 | rng.u64(..16);
+                                let m = Mapping::new(id, start..start + 1 + rng.u64(..8)).unwrap();
                                 if let Some(old) = mine.iter().find(|o: &&Mapping| o.id() == id).copied() {
                                     mine.remove(&old);
                                     rmap.remove(old);
@@ -92,7 +96,7 @@ fn free_running_threads_on_their_own_mappings_match_their_own_models() {
                                     rmap.add(m);
                                 }
                                 if i % 200 == 0 {
-                                    let offset = rng.below(64);
+                                    let offset = rng.u64(..64);
                                     let seen: BTreeSet<Mapping> = rmap
                                         .truncate(offset)
                                         .into_iter()
@@ -205,14 +209,35 @@ fn debug_builds_report_a_mapping_added_twice() {
 }
 
 #[test]
-fn the_model_answers_like_the_variants_on_a_fixed_script() {
-    use oplog_structures::spec::{Concurrent, Model};
-    let m = Mapping::new(1, 2..9).unwrap();
-    let script = [RmapOp::Add(m), RmapOp::Truncate(5), RmapOp::Remove(m), RmapOp::Mappings];
-    let mut model = RmapModel::default();
-    let want: Vec<RmapResponse> = script.iter().map(|op| model.apply(op)).collect();
-    assert_eq!(want[1], RmapResponse::Unmapped(vec![m.unmapped_by_truncate(5).unwrap()]));
+fn every_variant_answers_the_models_operations_on_a_fixed_script() {
+    let m = model::Mapping { start: 2, end: 9, m: 1 };
+    let script = [RmapOp::Add(m), RmapOp::Truncate(5), RmapOp::Remove(m), RmapOp::Truncate(0)];
+    let mut state = RmapModel.init();
+    let want: Vec<RmapRet> = script.iter().map(|op| RmapModel.step(&mut state, op)).collect();
+    assert_eq!(want[1], RmapRet::Unmapped(vec![model::Piece { mapping: m, from: 5 }]));
+    assert_eq!(want[3], RmapRet::Unmapped(vec![]));
+    let variants: Vec<Box<dyn Rmap>> = vec![
+        Box::new(MutexRmap::new()),
+        Box::new(LockFreeRmap::new()),
+        Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu()))),
+        Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu()))),
+    ];
+    for rmap in variants {
+        let got: Vec<RmapRet> = script.iter().map(|op| rmap.call(op)).collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn a_model_mapping_the_rmap_cannot_hold_is_rejected_by_name() {
     let rmap = MutexRmap::new();
-    let got: Vec<RmapResponse> = script.iter().map(|op| rmap.call(op)).collect();
-    assert_eq!(got, want);
+    for (bad, says) in [
+        (model::Mapping { start: -1, end: 3, m: 7 }, "page -1 is negative"),
+        (model::Mapping { start: 4, end: 4, m: 7 }, "mapping 7: page range 4..4 is empty or reversed"),
+    ] {
+        let panic = std::panic::catch_unwind(|| rmap.call(&RmapOp::Add(bad))).unwrap_err();
+        let msg = panic.downcast_ref::<String>().unwrap();
+        assert!(msg.contains(says), "{msg}");
+    }
+    assert!(rmap.mappings().is_empty());
 }

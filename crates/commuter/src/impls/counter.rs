@@ -3,6 +3,7 @@
 
 use oplog::primitive::Mutex;
 use oplog::{Config, Counter, CounterLog, Domain};
+use oplog_model::Concurrent;
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 
 use super::{Impl, Object};
@@ -23,8 +24,8 @@ impl OplogCounter {
     }
 }
 
-impl Object<CounterModel> for OplogCounter {
-    fn run(&self, op: &CounterOp) -> CounterRet {
+impl Concurrent<CounterModel> for OplogCounter {
+    fn call(&self, op: &CounterOp) -> CounterRet {
         match op {
             CounterOp::Inc => self.0.inc(),
             CounterOp::Dec => self.0.dec(),
@@ -32,7 +33,9 @@ impl Object<CounterModel> for OplogCounter {
         }
         CounterRet::Done
     }
+}
 
+impl Object<CounterModel> for OplogCounter {
     /// Adds 0: takes this core's slot for the counter without changing its value.
     fn warm(&self) {
         self.0.add(0);
@@ -43,8 +46,8 @@ impl Object<CounterModel> for OplogCounter {
 #[derive(Debug)]
 pub struct MutexCounter(Mutex<i64>);
 
-impl Object<CounterModel> for MutexCounter {
-    fn run(&self, op: &CounterOp) -> CounterRet {
+impl Concurrent<CounterModel> for MutexCounter {
+    fn call(&self, op: &CounterOp) -> CounterRet {
         let mut v = self.0.lock();
         match op {
             CounterOp::Inc => *v += 1,
@@ -54,6 +57,8 @@ impl Object<CounterModel> for MutexCounter {
         CounterRet::Done
     }
 }
+
+impl Object<CounterModel> for MutexCounter {}
 
 /// The counter's implementations under test.
 pub fn impls() -> Vec<Impl<CounterModel>> {

@@ -1,11 +1,14 @@
 //! Implementations under test: one small adapter per implementation of a model.
 //!
-//! An adapter makes a structure answer the model's operations ([`Object::run`]) and says
-//! how to bring it into its steady state on a core without changing its abstract state
-//! ([`Object::warm`]). An [`Impl`] names it, builds fresh objects, and states the
-//! implementation's [`Contract`] if it has one. Covering a new structure is a model (in
-//! `oplog-model`), an `Object` impl per implementation, and one entry in
-//! [`crate::structures`].
+//! A structure answers the model's operations through [`oplog_model::Concurrent`], the
+//! workspace's one adapter trait: `oplog_structures` implements it for each of its
+//! structures (the linearizability suite and the structures' tests drive them through the
+//! same implementations), and the counter and set here implement it themselves. What the
+//! tracer adds is [`Object::warm`]: how to bring an object into its steady state on a core
+//! without changing its abstract state. An [`Impl`] names an implementation, builds fresh
+//! objects, and states its [`Contract`] if it has one. Covering a new structure is a model
+//! (in `oplog-model`), its `Concurrent` implementations, an `Object` impl per
+//! implementation, and one entry in [`crate::structures`].
 //!
 //! Ids starting with `oplog` are OpLog versions; ids starting with `mutex` are the mutex
 //! baselines (the texts' "stock" versions: the sequential type under one lock). Every OpLog
@@ -17,10 +20,10 @@
 //! |---|---|---|
 //! | counter | `CounterModel` | [`counter::OplogCounter`] (`oplog`, `oplog-perthread`), [`counter::MutexCounter`] (`mutex`) |
 //! | set | `SetModel` | [`set::OplogSet`] (`oplog`), [`set::MutexSet`] (`mutex`) |
-//! | list | `SetModel` | `oplog_structures::list`: `BasicList` (`oplog-basic`), `GlobalAbsorbList` (`oplog-global-absorb`), `LocalAbsorbList` (`oplog-local-absorb`), `MutexList` (`mutex`), through [`list::ListObject`] |
-//! | rmap | `RmapModel` | `oplog_structures::rmap`: `OpLogRmap` (`oplog`), `OrderedOpLogRmap` (`oplog-ordered`), `MutexRmap` (`mutex`), and [`rmap::BasicOplogRmap`] (`oplog-basic`), through [`rmap::RmapObject`] |
-//! | queue | `QueueModel` | `oplog_structures::notify`: `OpLogQueue` (`oplog`), `MutexQueue` (`mutex`), through [`queue::QueueObject`] |
-//! | lru | `LruModel` | `oplog_structures::lru`: `OpLogLru` (`oplog`), `MutexLru` (`mutex`), through [`lru::LruObject`] |
+//! | list | `SetModel` | `oplog_structures::list`: `BasicList` (`oplog-basic`), `GlobalAbsorbList` (`oplog-global-absorb`), `LocalAbsorbList` (`oplog-local-absorb`), `MutexList` (`mutex`) |
+//! | rmap | `RmapModel` | `oplog_structures::rmap`: `OpLogRmap` (`oplog`), `OrderedOpLogRmap` (`oplog-ordered`), `MutexRmap` (`mutex`), and [`rmap::BasicOplogRmap`] (`oplog-basic`) |
+//! | queue | `QueueModel` | `oplog_structures::notify`: `OpLogQueue` (`oplog`), `MutexQueue` (`mutex`) |
+//! | lru | `LruModel` | `oplog_structures::lru`: `OpLogLru` (`oplog`), `MutexLru` (`mutex`) |
 //!
 //! # Left out: the lock-free baselines
 //!
@@ -43,7 +46,7 @@
 //! contract, never silently dropped. (Debug builds of the absorbing variants assert the
 //! rule, so running them would panic.)
 
-use oplog_model::Model;
+use oplog_model::{Concurrent, Model};
 
 use crate::testgen::Test;
 use crate::tracer::CPUS;
@@ -55,11 +58,9 @@ pub mod queue;
 pub mod rmap;
 pub mod set;
 
-/// A structure answering a model's operations (see the module docs).
-pub trait Object<M: Model>: Send + Sync {
-    /// Runs `op` on the structure and returns its response.
-    fn run(&self, op: &M::Op) -> M::Ret;
-
+/// A structure answering a model's operations ([`Concurrent`]), as the tracer runs it
+/// (see the module docs).
+pub trait Object<M: Model>: Concurrent<M> + Send {
     /// Brings the object into its steady state on the calling core without changing its
     /// abstract state (for OpLog structures: installs it in the core's log cache). Called
     /// on each test core on the fresh object, before the set-up operations. The default

@@ -2,35 +2,33 @@
 //! `enqueue` is a timestamped per-core update and whose `dequeue` synchronizes, and
 //! `Mutex<VecDeque>`.
 
-use oplog_model::queue::{QueueModel, QueueOp, QueueRet};
+use oplog_model::queue::QueueModel;
 use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue};
 
 use super::{Impl, Object, WARM_KEY, domain};
 
-/// Any [`EventQueue`] of `u64` events as an [`Object`] of the queue model.
-#[derive(Debug)]
-pub struct QueueObject<Q>(pub Q);
+/// Enqueues an event the model never uses and dequeues it again on the same core: the
+/// core's slot keeps the queue (a synchronize leaves installed objects installed), and the
+/// queue is empty again. Warming runs on the fresh queue, before the set-up, so the event
+/// dequeued is the one just enqueued.
+///
+/// # Panics
+/// If the dequeue returns anything else (the queue was not empty, or lost the event).
+fn warm(queue: &dyn EventQueue<u64>) {
+    queue.enqueue(WARM_KEY);
+    let got = queue.dequeue();
+    assert_eq!(got, Some(WARM_KEY), "warming dequeues the event it enqueued on the fresh queue");
+}
 
-impl<Q: EventQueue<u64> + Send> Object<QueueModel> for QueueObject<Q> {
-    fn run(&self, op: &QueueOp) -> QueueRet {
-        match *op {
-            QueueOp::Enqueue(e) => self.0.enqueue(e),
-            QueueOp::Dequeue => return QueueRet::Event(self.0.dequeue()),
-        }
-        QueueRet::Done
-    }
-
-    /// Enqueues an event the model never uses and dequeues it again on the same core: the
-    /// core's slot keeps the queue (a synchronize leaves installed objects installed), and
-    /// the queue is empty again. Warming runs on the fresh queue, before the set-up, so the
-    /// event dequeued is the one just enqueued.
-    ///
-    /// # Panics
-    /// If the dequeue returns anything else (the queue was not empty, or lost the event).
+impl Object<QueueModel> for OpLogQueue<u64> {
     fn warm(&self) {
-        self.0.enqueue(WARM_KEY);
-        let got = self.0.dequeue();
-        assert_eq!(got, Some(WARM_KEY), "warming dequeues the event it enqueued on the fresh queue");
+        warm(self);
+    }
+}
+
+impl Object<QueueModel> for MutexQueue<u64> {
+    fn warm(&self) {
+        warm(self);
     }
 }
 
@@ -40,13 +38,13 @@ pub fn impls() -> Vec<Impl<QueueModel>> {
         Impl {
             id: "oplog",
             about: "oplog_structures::notify::OpLogQueue: timestamped per-core logs over a VecDeque",
-            build: || Box::new(QueueObject(OpLogQueue::new(&domain()))),
+            build: || Box::new(OpLogQueue::new(&domain())),
             contract: None,
         },
         Impl {
             id: "mutex",
             about: "oplog_structures::notify::MutexQueue: a VecDeque under a mutex",
-            build: || Box::new(QueueObject(MutexQueue::new())),
+            build: || Box::new(MutexQueue::new()),
             contract: None,
         },
     ]

@@ -11,9 +11,10 @@
 //! those cases are traced on an OpLog rmap too.
 
 use oplog::Domain;
-use oplog_model::rmap::{Mapping, Piece, RmapModel, RmapOp, RmapRet};
+use oplog_model::Concurrent;
+use oplog_model::rmap::{RmapModel, RmapOp, RmapRet};
 use oplog_structures::logged_set::{Basic, LoggedSet, SetKind};
-use oplog_structures::rmap::{self, IntervalTree, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap, truncate_tree};
+use oplog_structures::rmap::{IntervalTree, Mapping, MutexRmap, OpLogRmap, Rmap, Unmapped, truncate_tree};
 
 use super::{Contract, Impl, Object, WARM_KEY, domain};
 
@@ -35,60 +36,50 @@ impl BasicOplogRmap {
 }
 
 impl Rmap for BasicOplogRmap {
-    fn add(&self, m: rmap::Mapping) {
+    fn add(&self, m: Mapping) {
         self.0.add(m);
     }
-    fn remove(&self, m: rmap::Mapping) {
+    fn remove(&self, m: Mapping) {
         self.0.remove(m);
     }
-    fn truncate(&self, offset: u64) -> Vec<rmap::Unmapped> {
+    fn truncate(&self, offset: u64) -> Vec<Unmapped> {
         self.0.read(|tree| truncate_tree(tree, offset))
     }
-    fn mappings(&self) -> Vec<rmap::Mapping> {
+    fn mappings(&self) -> Vec<Mapping> {
         self.0.read(|tree| tree.iter().copied().collect())
     }
 }
 
-/// Any [`Rmap`] as an [`Object`] of the rmap model. Page numbers convert one to one.
-#[derive(Debug)]
-pub struct RmapObject<R>(pub R);
-
-/// The structure's mapping for the model's.
-///
-/// # Panics
-/// If the model's range is empty (the model builds none) or negative.
-fn mapping(m: Mapping) -> rmap::Mapping {
-    let page = |p: i64| u64::try_from(p).expect("model pages are not negative");
-    rmap::Mapping::new(m.m, page(m.start)..page(m.end)).expect("model mappings are not empty")
-}
-
-/// The model's piece for what the structure unmapped.
-fn piece(u: rmap::Unmapped) -> Piece {
-    let page = |p: u64| i64::try_from(p).expect("pages the model gave fit in i64");
-    let m = u.mapping;
-    Piece { mapping: Mapping { start: page(m.start()), end: page(m.end()), m: m.id() }, from: page(u.from) }
-}
-
-impl<R: Rmap + Send> Object<RmapModel> for RmapObject<R> {
-    fn run(&self, op: &RmapOp) -> RmapRet {
-        match *op {
-            RmapOp::Add(m) => self.0.add(mapping(m)),
-            RmapOp::Remove(m) => self.0.remove(mapping(m)),
-            RmapOp::Truncate(o) => {
-                let offset = u64::try_from(o).expect("model offsets are not negative");
-                return RmapRet::Unmapped(self.0.truncate(offset).into_iter().map(piece).collect());
-            }
-        }
-        RmapRet::Done
+impl Concurrent<RmapModel> for BasicOplogRmap {
+    /// As every rmap of `oplog_structures` (through `dyn Rmap`).
+    fn call(&self, op: &RmapOp) -> RmapRet {
+        (self as &dyn Rmap).call(op)
     }
+}
 
-    /// Adds and removes a mapping of a region the model never uses: the core's slot now
-    /// holds the rmap (local absorption cancels the pair in the log), and the map is
-    /// unchanged.
+/// Adds and removes a mapping of a region the model never uses: the core's slot now holds
+/// the rmap (local absorption cancels the pair in the log), and the map is unchanged.
+fn warm(rmap: &dyn Rmap) {
+    let m = Mapping::new(WARM_KEY, 0..1).expect("a one-page mapping");
+    rmap.add(m);
+    rmap.remove(m);
+}
+
+impl<const ORDERED: bool> Object<RmapModel> for OpLogRmap<ORDERED> {
     fn warm(&self) {
-        let m = rmap::Mapping::new(WARM_KEY, 0..1).expect("a one-page mapping");
-        self.0.add(m);
-        self.0.remove(m);
+        warm(self);
+    }
+}
+
+impl Object<RmapModel> for BasicOplogRmap {
+    fn warm(&self) {
+        warm(self);
+    }
+}
+
+impl Object<RmapModel> for MutexRmap {
+    fn warm(&self) {
+        warm(self);
     }
 }
 
@@ -112,25 +103,25 @@ pub fn impls() -> Vec<Impl<RmapModel>> {
             id: "oplog",
             about: "oplog_structures::rmap::OpLogRmap: unordered per-core logs over an interval tree, local and global \
                     absorption",
-            build: || Box::new(RmapObject(OpLogRmap::<false>::new(&domain()))),
+            build: || Box::new(OpLogRmap::<false>::new(&domain())),
             contract: Some(IDENTITY),
         },
         Impl {
             id: "oplog-ordered",
             about: "oplog_structures::rmap::OrderedOpLogRmap: the same with timestamped logs (000 Figure 7)",
-            build: || Box::new(RmapObject(OrderedOpLogRmap::new(&domain()))),
+            build: || Box::new(OpLogRmap::<true>::new(&domain())),
             contract: Some(IDENTITY),
         },
         Impl {
             id: "oplog-basic",
             about: "BasicOplogRmap: timestamped per-core logs over the interval tree, no absorption, any sequence",
-            build: || Box::new(RmapObject(BasicOplogRmap::new(&domain()))),
+            build: || Box::new(BasicOplogRmap::new(&domain())),
             contract: None,
         },
         Impl {
             id: "mutex",
             about: "oplog_structures::rmap::MutexRmap: the interval tree under a mutex",
-            build: || Box::new(RmapObject(MutexRmap::new())),
+            build: || Box::new(MutexRmap::new()),
             contract: None,
         },
     ]

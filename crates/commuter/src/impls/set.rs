@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use oplog::primitive::Mutex;
 use oplog::{Config, Domain, OpLog, Ordered, Update};
+use oplog_model::Concurrent;
 use oplog_model::set::{SetModel, SetOp, SetRet};
 
 use super::{Impl, Object, WARM_KEY};
@@ -67,8 +68,8 @@ impl Default for OplogSet {
     }
 }
 
-impl Object<SetModel> for OplogSet {
-    fn run(&self, op: &SetOp) -> SetRet {
+impl Concurrent<SetModel> for OplogSet {
+    fn call(&self, op: &SetOp) -> SetRet {
         match *op {
             SetOp::Add(k) => self.0.update(SetUpdate::Add(k)),
             SetOp::Remove(k) => self.0.update(SetUpdate::Remove(k)),
@@ -76,7 +77,9 @@ impl Object<SetModel> for OplogSet {
         }
         SetRet::Done
     }
+}
 
+impl Object<SetModel> for OplogSet {
     /// Logs `add` and `remove` of a key the models never use: the core's slot now holds
     /// the object, and the set is unchanged.
     fn warm(&self) {
@@ -89,8 +92,8 @@ impl Object<SetModel> for OplogSet {
 #[derive(Debug)]
 pub struct MutexSet(Mutex<BTreeSet<u64>>);
 
-impl Object<SetModel> for MutexSet {
-    fn run(&self, op: &SetOp) -> SetRet {
+impl Concurrent<SetModel> for MutexSet {
+    fn call(&self, op: &SetOp) -> SetRet {
         let mut set = self.0.lock();
         match *op {
             SetOp::Add(k) => {
@@ -104,6 +107,8 @@ impl Object<SetModel> for MutexSet {
         SetRet::Done
     }
 }
+
+impl Object<SetModel> for MutexSet {}
 
 /// The set's implementations under test.
 pub fn impls() -> Vec<Impl<SetModel>> {

@@ -1,16 +1,21 @@
 //! Adapters from the workspace's structures to their sequential models, shared by the
-//! linearizability suite (`linearizable.rs`) and the broken-merge proof (`broken_merge.rs`).
+//! linearizability suite (`linearizable.rs`) and the broken-merge proof (`broken_merge.rs`):
+//! here the OpLog core's own objects (a counter, sets over `OpLog` directly), in
+//! [`structures`] the structures of `oplog-structures`.
 //!
-//! Adding a structure: its model goes in `oplog-model`, an adapter here (build the object,
-//! draw a random operation, run one), and one test line in `linearizable.rs`.
+//! Adding a structure: its model goes in `oplog-model`, its `Concurrent` implementation
+//! beside it (the structures crate has one per structure), an adapter or a plan here, and one
+//! test line in `linearizable.rs`.
 #![allow(dead_code)]
+
+pub mod structures;
 
 use oplog::log::Queue;
 use oplog::{Counter, CounterLog, Domain, OpLog, Update};
-use oplog_lincheck::{Adapter, Config, Report, Rng, run};
-use oplog_model::Model;
+use oplog_lincheck::{Adapter, Config, Report, Rng, independent, run};
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp, SetRet};
+use oplog_model::{Concurrent, Model};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,14 +29,52 @@ where
     <A::Model as Model>::Op: Send + Sync,
     <A::Model as Model>::Ret: Send,
 {
+    check_with(adapter, &Config::from_env().unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Runs `config`'s histories and prints the report.
+pub fn check_with<A: Adapter>(adapter: A, config: &Config) -> Report
+where
+    <A::Model as Model>::Op: Send + Sync,
+    <A::Model as Model>::Ret: Send,
+{
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    let config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
-    let report = run(&adapter, &config).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(&adapter, config).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("{report}");
     report
 }
 
+/// Runs the suite's histories for one structure, half in a per-CPU domain and half in a
+/// per-thread one (`adapter` builds the structure's adapter for a slot kind's name and
+/// configuration). Both halves draw their operation lists from the same seed, so the
+/// printed seed replays either.
+pub fn check_both_slot_kinds<A: Adapter>(adapter: impl Fn(&str, oplog::Config) -> A)
+where
+    <A::Model as Model>::Op: Send + Sync,
+    <A::Model as Model>::Ret: Send,
+{
+    let env = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let half = Config::new(env.histories().div_ceil(2)).seed(env.get_seed());
+    for (slots, config) in [("per-CPU", oplog::Config::per_cpu()), ("per-thread", oplog::Config::per_thread())] {
+        check_with(adapter(slots, config), &half);
+    }
+}
+
 /// [`Counter`] as [`CounterModel`]: `inc`, `dec`, `read`.
+pub struct CounterObject(pub Counter);
+
+impl Concurrent<CounterModel> for CounterObject {
+    fn call(&self, op: &CounterOp) -> CounterRet {
+        match op {
+            CounterOp::Inc => self.0.inc(),
+            CounterOp::Dec => self.0.dec(),
+            CounterOp::Read => return CounterRet::Value(self.0.read()),
+        }
+        CounterRet::Done
+    }
+}
+
+/// Counters of one domain.
 pub struct CounterAdapter {
     pub domain: Arc<Domain<CounterLog>>,
     pub label: &'static str,
@@ -45,30 +88,22 @@ impl CounterAdapter {
 
 impl Adapter for CounterAdapter {
     type Model = CounterModel;
-    type Object = Counter;
+    type Object = CounterObject;
     fn model(&self) -> CounterModel {
         CounterModel
     }
     fn name(&self) -> String {
         format!("counter, {}", self.label)
     }
-    fn new_object(&self) -> Counter {
-        Counter::with_domain(&self.domain, 0)
+    fn new_object(&self) -> CounterObject {
+        CounterObject(Counter::with_domain(&self.domain, 0))
     }
-    fn random_op(&self, rng: &mut Rng) -> CounterOp {
-        match rng.u8(0..10) {
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<CounterOp>> {
+        independent(rng, threads, ops, |rng| match rng.u8(0..10) {
             0..4 => CounterOp::Inc,
             4..6 => CounterOp::Dec,
             _ => CounterOp::Read,
-        }
-    }
-    fn apply(&self, c: &Counter, op: &CounterOp) -> CounterRet {
-        match op {
-            CounterOp::Inc => c.inc(),
-            CounterOp::Dec => c.dec(),
-            CounterOp::Read => return CounterRet::Value(c.read()),
-        }
-        CounterRet::Done
+        })
     }
 }
 
@@ -86,13 +121,18 @@ impl Update for SetUpdate {
 /// Keys of the set workloads: few, so operations conflict.
 const KEYS: u64 = 3;
 
-/// Runs a set operation on an OpLog set: updates are logged, `contains` synchronizes.
-fn apply_set<const O: bool>(set: &OpLog<Queue<SetUpdate, O>>, op: &SetOp) -> SetRet {
-    match *op {
-        SetOp::Contains(k) => SetRet::Present(set.read(|s| s.contains(&k))),
-        update => {
-            set.update(SetUpdate(update));
-            SetRet::Done
+/// An OpLog set of `u64` over the core directly: updates are logged, `contains`
+/// synchronizes.
+pub struct SetObject<const O: bool>(pub OpLog<Queue<SetUpdate, O>>);
+
+impl<const O: bool> Concurrent<SetModel> for SetObject<O> {
+    fn call(&self, op: &SetOp) -> SetRet {
+        match *op {
+            SetOp::Contains(k) => SetRet::Present(self.0.read(|s| s.contains(&k))),
+            update => {
+                self.0.update(SetUpdate(update));
+                SetRet::Done
+            }
         }
     }
 }
@@ -114,7 +154,7 @@ impl<const O: bool> SetAdapter<O> {
 
 impl<const O: bool> Adapter for SetAdapter<O> {
     type Model = SetModel;
-    type Object = OpLog<Queue<SetUpdate, O>>;
+    type Object = SetObject<O>;
     fn model(&self) -> SetModel {
         SetModel
     }
@@ -127,13 +167,10 @@ impl<const O: bool> Adapter for SetAdapter<O> {
         format!("{kind}, {}", self.label)
     }
     fn new_object(&self) -> Self::Object {
-        OpLog::with_domain(&self.domain, BTreeSet::new())
+        SetObject(OpLog::with_domain(&self.domain, BTreeSet::new()))
     }
-    fn random_op(&self, rng: &mut Rng) -> SetOp {
-        random_set_op(rng, self.removes)
-    }
-    fn apply(&self, set: &Self::Object, op: &SetOp) -> SetRet {
-        apply_set(set, op)
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<SetOp>> {
+        independent(rng, threads, ops, |rng| random_set_op(rng, self.removes))
     }
 }
 
@@ -178,6 +215,15 @@ impl<M: Model> Model for Pair<M> {
     }
 }
 
+/// Two ordered OpLog sets, each operation tagged with the one it acts on.
+pub struct SetPair(pub [SetObject<true>; 2]);
+
+impl Concurrent<Pair<SetModel>> for SetPair {
+    fn call(&self, (second, op): &(bool, SetOp)) -> SetRet {
+        self.0[usize::from(*second)].call(op)
+    }
+}
+
 /// Two ordered OpLog sets in a domain with one log-cache slot per core, so every update of
 /// one evicts the other's log on that core.
 pub struct CollidingSets {
@@ -193,20 +239,18 @@ impl CollidingSets {
 
 impl Adapter for CollidingSets {
     type Model = Pair<SetModel>;
-    type Object = [OpLog<Queue<SetUpdate, true>>; 2];
+    type Object = SetPair;
     fn model(&self) -> Pair<SetModel> {
         Pair::new(SetModel)
     }
     fn name(&self) -> String {
         format!("two ordered sets evicting each other, {}", self.label)
     }
-    fn new_object(&self) -> Self::Object {
-        [OpLog::with_domain(&self.domain, BTreeSet::new()), OpLog::with_domain(&self.domain, BTreeSet::new())]
+    fn new_object(&self) -> SetPair {
+        let set = || SetObject(OpLog::with_domain(&self.domain, BTreeSet::new()));
+        SetPair([set(), set()])
     }
-    fn random_op(&self, rng: &mut Rng) -> (bool, SetOp) {
-        (rng.bool(), random_set_op(rng, true))
-    }
-    fn apply(&self, sets: &Self::Object, (second, op): &(bool, SetOp)) -> SetRet {
-        apply_set(&sets[usize::from(*second)], op)
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<(bool, SetOp)>> {
+        independent(rng, threads, ops, |rng| (rng.bool(), random_set_op(rng, true)))
     }
 }

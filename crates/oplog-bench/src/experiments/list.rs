@@ -16,12 +16,16 @@
 //! Implementations (ids stable): `oplog-basic` (ordered log, no absorption),
 //! `oplog-global-absorb` (pairs cancelled during synchronize), `oplog-local-absorb`
 //! (unordered log, a remove cancels its add in the core's log), `lockfree` (the Harris list
-//! with epoch reclamation).
+//! with epoch reclamation), `mutex` (the sequential list under one lock, `MutexList`: the
+//! "stock" design the other structures' experiments compare with; 000 §7.3 itself measures
+//! only the lock-free list).
 //!
 //! Verified after each repetition: every thread also adds one element before its loop and
 //! never removes it; the list must then hold exactly those.
 
-use oplog_structures::list::{BasicList, ConcurrentList, GlobalAbsorbList, HarrisList, LocalAbsorbList, SeqList};
+use oplog_structures::list::{
+    BasicList, ConcurrentList, GlobalAbsorbList, HarrisList, LocalAbsorbList, MutexList, SeqList,
+};
 use ordo::{Clock, Ordo};
 
 use super::impls::{Impl, ThreadSweep, per_cpu_domain};
@@ -43,6 +47,7 @@ pub const IMPLS: &[Impl] = &[
         measure(run, || LocalAbsorbList::with_domain(&per_cpu_domain(), SeqList::new()))
     }),
     Impl::new("lockfree", |run, ()| measure(run, HarrisList::new)),
+    Impl::new("mutex", |run, ()| measure(run, MutexList::new)),
 ];
 
 /// Busy-waits `ticks` ticks of `clock`.

@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (the watchdog, pinning and the seeded generator
+//! are the workspace's, from `oplog_lincheck::testkit`).
 #![allow(dead_code)]
 
 use oplog::Update;
@@ -7,8 +8,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-#[allow(unused_imports)] // not every test file watches
-pub use oplog_lincheck::with_watchdog;
+#[allow(unused_imports)] // not every test file uses each
+pub use oplog_lincheck::testkit::{Rng, pin_round_robin, with_watchdog};
 
 /// Keeps panics whose message ends "panics on purpose" (the tests' deliberate ones) off stderr;
 /// every other panic is printed as usual.
@@ -28,17 +29,6 @@ pub fn quiet_expected_panics() {
             }
         }));
     });
-}
-
-/// The CPUs this process may use.
-pub fn cpus() -> Vec<usize> {
-    ordo::cpu::allowed()
-}
-
-/// Pins the calling thread round-robin over the allowed CPUs.
-pub fn pin_round_robin(i: usize) {
-    let cpus = cpus();
-    ordo::cpu::pin_current_thread(cpus[i % cpus.len()]).expect("pin to an allowed CPU");
 }
 
 /// Set operations, with an optional counter of executed operations.
@@ -130,25 +120,5 @@ impl Update for CountedOp {
             }
             i += 1;
         }
-    }
-}
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-#[derive(Debug, Clone)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// Next value.
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    /// A value below `n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }

@@ -1,9 +1,11 @@
 //! Instrumented values and handles for the concurrency tests: every destructor run is
 //! counted, and a destructor that runs twice, or while a strong handle exists, or a handle
-//! that reaches a dropped value, is recorded as a violation that fails the test.
+//! that reaches a dropped value, is recorded as a violation that fails the test. The seeded
+//! generator is the workspace's (`oplog_lincheck::testkit::Rng`).
 
 #![allow(dead_code)]
 
+pub use oplog_lincheck::testkit::Rng;
 use oplog_refcount::{Domain, Rc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -128,25 +130,5 @@ impl Drop for H {
         // Uncount first: the destructor cannot run while `rc` still exists.
         rc.tracker.handles[rc.id].fetch_sub(1, Ordering::SeqCst);
         drop(rc);
-    }
-}
-
-/// A small deterministic random number generator (xorshift64*).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }

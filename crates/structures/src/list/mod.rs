@@ -29,15 +29,18 @@
 //!   runs concurrently).
 //!
 //! Updates return nothing: on the OpLog variants they are deferred (000 §4.1).
+//!
+//! The model is `oplog_model::set::SetModel` (`add`, `remove`, `contains`): the list holds
+//! each element once and no operation observes the order of its nodes. `snapshot` is
+//! checked against the model's state by the tests.
 
 mod harris;
 
 pub use harris::HarrisList;
 
-use crate::logged_set::{AbsorbGlobal, AbsorbLocal, Basic, LoggedSet, SetKind, SetLike};
-use crate::spec::{Concurrent, Model};
+use crate::logged_set::{AbsorbGlobal, AbsorbLocal, Absorption, Basic, LoggedSet, SetKind, SetLike};
 use oplog::primitive::Mutex;
-use std::collections::BTreeSet;
+use oplog_model::set::{SetModel, SetOp, SetRet};
 use std::fmt;
 use std::hash::Hash;
 
@@ -172,9 +175,7 @@ pub trait ConcurrentList<T>: Sync {
     fn snapshot(&self) -> Vec<T>;
 }
 
-impl<T: Element, A: crate::logged_set::Absorption, const ORDERED: bool> ConcurrentList<T>
-    for LoggedSet<SeqList<T>, A, ORDERED>
-{
+impl<T: Element, A: Absorption, const ORDERED: bool> ConcurrentList<T> for LoggedSet<SeqList<T>, A, ORDERED> {
     #[inline]
     fn add(&self, x: T) {
         LoggedSet::add(self, x);
@@ -257,79 +258,24 @@ impl<T: Element> ConcurrentList<T> for MutexList<T> {
     }
 }
 
-/// An operation on a list, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListOp<T> {
-    /// `add(x)`.
-    Add(T),
-    /// `remove(x)`.
-    Remove(T),
-    /// `contains(x)`.
-    Contains(T),
-    /// `snapshot()`.
-    Snapshot,
-}
-
-/// What a list operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListResponse<T> {
-    /// An update's (empty) response.
-    Done,
-    /// `contains`'s answer.
-    Contains(bool),
-    /// `snapshot`'s elements, ascending.
-    Elements(Vec<T>),
-}
-
-/// The list's specification: a set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListModel<T: Ord> {
-    /// The elements.
-    pub elements: BTreeSet<T>,
-}
-
-impl<T: Ord> Default for ListModel<T> {
-    fn default() -> Self {
-        Self { elements: BTreeSet::new() }
+/// Runs a model operation on any list of `u64` elements (the
+/// [`Concurrent`](oplog_model::Concurrent) implementations of every variant and of
+/// `dyn ConcurrentList<u64>`).
+fn call<L: ConcurrentList<u64> + ?Sized>(list: &L, op: &SetOp) -> SetRet {
+    match *op {
+        SetOp::Add(x) => list.add(x),
+        SetOp::Remove(x) => list.remove(x),
+        SetOp::Contains(x) => return SetRet::Present(list.contains(&x)),
     }
+    SetRet::Done
 }
 
-impl<T: Element> Model for ListModel<T> {
-    type Op = ListOp<T>;
-    type Response = ListResponse<T>;
-
-    fn apply(&mut self, op: &ListOp<T>) -> ListResponse<T> {
-        match op {
-            ListOp::Add(x) => {
-                self.elements.insert(x.clone());
-                ListResponse::Done
-            }
-            ListOp::Remove(x) => {
-                self.elements.remove(x);
-                ListResponse::Done
-            }
-            ListOp::Contains(x) => ListResponse::Contains(self.elements.contains(x)),
-            ListOp::Snapshot => ListResponse::Elements(self.elements.iter().cloned().collect()),
-        }
-    }
-}
-
-impl<T: Element, L: ConcurrentList<T> + ?Sized> Concurrent<ListModel<T>> for L {
-    fn call(&self, op: &ListOp<T>) -> ListResponse<T> {
-        match op {
-            ListOp::Add(x) => {
-                self.add(x.clone());
-                ListResponse::Done
-            }
-            ListOp::Remove(x) => {
-                self.remove(x.clone());
-                ListResponse::Done
-            }
-            ListOp::Contains(x) => ListResponse::Contains(self.contains(x)),
-            ListOp::Snapshot => ListResponse::Elements(self.snapshot()),
-        }
-    }
-}
+crate::concurrent!(
+    SetModel,
+    call,
+    dyn ConcurrentList<u64>,
+    [[A: Absorption, const O: bool] LoggedSet<SeqList<u64>, A, O>, [] HarrisList<u64>, [] MutexList<u64>]
+);
 
 #[cfg(test)]
 mod tests {
@@ -350,21 +296,20 @@ mod tests {
 
     #[test]
     fn the_mutex_list_matches_the_model_and_keeps_concurrent_updates() {
+        use oplog_lincheck::testkit::Rng;
+        use oplog_model::{Concurrent, Model};
         let list = MutexList::new();
-        let mut model = ListModel::default();
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut model = SetModel.init();
+        let mut rng = Rng::with_seed(0x9e37_79b9_7f4a_7c15);
         for step in 0..2_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let x = s % 16;
-            let op = match s % 7 {
-                0 => ListOp::Snapshot,
-                1 | 2 => ListOp::Contains(x),
-                3 | 4 => ListOp::Remove(x),
-                _ => ListOp::Add(x),
+            let x = rng.u64(..16);
+            let op = match rng.u8(..7) {
+                0..2 => SetOp::Contains(x),
+                2..4 => SetOp::Remove(x),
+                _ => SetOp::Add(x),
             };
-            assert_eq!(list.call(&op), model.apply(&op), "step {step}: {op:?}");
+            assert_eq!(list.call(&op), SetModel.step(&mut model, &op), "step {step}: {op:?}");
+            assert!(list.snapshot().iter().eq(model.iter()), "step {step}: snapshot");
         }
         // Four threads add and remove their own elements; each keeps its last one.
         let list = MutexList::new();

@@ -40,10 +40,9 @@ pub use interval_tree::IntervalTree;
 
 use crate::list::HarrisList;
 use crate::logged_set::{AbsorbLocal, LoggedSet, SetKind};
-use crate::spec::{Concurrent, Model};
 use oplog::Domain;
 use oplog::primitive::Mutex;
-use std::collections::BTreeSet;
+use oplog_model::rmap::{self as model, Piece, RmapModel, RmapOp, RmapRet};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -281,75 +280,37 @@ impl Rmap for LockFreeRmap {
     }
 }
 
-/// An rmap operation, as plain data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RmapOp {
-    /// `add(m)`.
-    Add(Mapping),
-    /// `remove(m)`.
-    Remove(Mapping),
-    /// `truncate(offset)`.
-    Truncate(u64),
-    /// `mappings()`.
-    Mappings,
-}
-
-/// What an rmap operation returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RmapResponse {
-    /// An update's (empty) response.
-    Done,
-    /// `truncate`'s unmapped pieces.
-    Unmapped(Vec<Unmapped>),
-    /// `mappings`'s answer.
-    Mappings(Vec<Mapping>),
-}
-
-/// The rmap's specification: a set of mappings, scanned linearly.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RmapModel {
-    /// The mappings.
-    pub mappings: BTreeSet<Mapping>,
-}
-
-impl Model for RmapModel {
-    type Op = RmapOp;
-    type Response = RmapResponse;
-
-    fn apply(&mut self, op: &RmapOp) -> RmapResponse {
-        match op {
-            RmapOp::Add(m) => {
-                self.mappings.insert(*m);
-                RmapResponse::Done
-            }
-            RmapOp::Remove(m) => {
-                self.mappings.remove(m);
-                RmapResponse::Done
-            }
-            RmapOp::Truncate(offset) => {
-                RmapResponse::Unmapped(self.mappings.iter().filter_map(|m| m.unmapped_by_truncate(*offset)).collect())
-            }
-            RmapOp::Mappings => RmapResponse::Mappings(self.mappings.iter().copied().collect()),
+/// Runs a model operation on any rmap (the [`Concurrent`](oplog_model::Concurrent)
+/// implementations of every variant and of `dyn Rmap`). The model's pages are `i64`.
+///
+/// # Panics
+/// If the model names a mapping this rmap cannot hold: a negative page or an empty range.
+fn call<R: Rmap + ?Sized>(rmap: &R, op: &RmapOp) -> RmapRet {
+    match *op {
+        RmapOp::Add(m) => rmap.add(from_model(m)),
+        RmapOp::Remove(m) => rmap.remove(from_model(m)),
+        RmapOp::Truncate(offset) => {
+            let offset = u64::try_from(offset).unwrap_or_else(|_| panic!("truncate({offset}): a negative offset"));
+            return RmapRet::Unmapped(rmap.truncate(offset).into_iter().map(to_model).collect());
         }
     }
+    RmapRet::Done
 }
 
-impl<R: Rmap + ?Sized> Concurrent<RmapModel> for R {
-    fn call(&self, op: &RmapOp) -> RmapResponse {
-        match op {
-            RmapOp::Add(m) => {
-                self.add(*m);
-                RmapResponse::Done
-            }
-            RmapOp::Remove(m) => {
-                self.remove(*m);
-                RmapResponse::Done
-            }
-            RmapOp::Truncate(offset) => RmapResponse::Unmapped(self.truncate(*offset)),
-            RmapOp::Mappings => RmapResponse::Mappings(self.mappings()),
-        }
-    }
+/// The rmap's mapping for the model's.
+fn from_model(m: model::Mapping) -> Mapping {
+    let page = |p: i64| u64::try_from(p).unwrap_or_else(|_| panic!("model mapping {m:?}: page {p} is negative"));
+    Mapping::new(m.m, page(m.start)..page(m.end)).unwrap_or_else(|e| panic!("model mapping {m:?}: {e}"))
 }
+
+/// The model's piece for what the rmap unmapped.
+fn to_model(u: Unmapped) -> Piece {
+    let page = |p: u64| i64::try_from(p).expect("pages that came from the model fit in i64");
+    let m = u.mapping;
+    Piece { mapping: model::Mapping { start: page(m.start), end: page(m.end), m: m.id }, from: page(u.from) }
+}
+
+crate::concurrent!(RmapModel, call, dyn Rmap, [[const O: bool] OpLogRmap<O>, [] MutexRmap, [] LockFreeRmap]);
 
 #[cfg(test)]
 mod tests {

@@ -1,85 +1,42 @@
 //! Helpers shared by the integration tests: schedules checked against a model with threads
-//! taking turns, a watchdog, pinning and a deterministic generator.
+//! taking turns, and the domain configurations every OpLog variant is tested under. The
+//! watchdog, pinning and the seeded generator are the workspace's (`oplog_lincheck::testkit`).
 #![allow(dead_code)]
 
 use oplog::{Config, Domain, LogKind};
-use oplog_structures::spec::{Concurrent, Model};
+pub use oplog_lincheck::testkit::{Rng, pin_round_robin, with_watchdog};
+use oplog_model::{Concurrent, Model};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
 use std::time::Duration;
-
-/// Runs `f`, aborting the process (which no hang survives) if it takes longer than `limit`.
-pub fn with_watchdog<R>(name: &str, limit: Duration, f: impl FnOnce() -> R) -> R {
-    let (tx, rx) = mpsc::channel::<()>();
-    let name = name.to_string();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
-            eprintln!("watchdog: `{name}` did not finish within {limit:?}: deadlock or livelock");
-            std::process::abort();
-        }
-    });
-    let r = f();
-    drop(tx);
-    watchdog.join().unwrap();
-    r
-}
-
-/// Pins the calling thread round-robin over the CPUs this process may use.
-pub fn pin_round_robin(i: usize) {
-    let cpus = ordo::cpu::allowed();
-    ordo::cpu::pin_current_thread(cpus[i % cpus.len()]).expect("pin to an allowed CPU");
-}
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-#[derive(Debug, Clone)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// Next value.
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    /// A value below `n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// True with probability `pct` percent.
-    pub fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 /// A schedule: which thread runs which operation, in turn order, with the model's
 /// response to each.
 pub struct Schedule<M: Model> {
-    pub steps: Vec<(usize, M::Op, M::Response)>,
-    pub final_state: M,
+    pub steps: Vec<(usize, M::Op, M::Ret)>,
+    pub final_state: M::State,
 }
 
 /// Builds a schedule of `turns` operations over `threads` threads: `next` picks each
 /// operation from the model's current state (so it can respect the identity rule).
 pub fn schedule<M: Model>(
+    model: &M,
     threads: usize,
     turns: usize,
     seed: u64,
-    mut next: impl FnMut(&mut Rng, &M) -> M::Op,
+    mut next: impl FnMut(&mut Rng, &M::State) -> M::Op,
 ) -> Schedule<M> {
-    let mut rng = Rng(seed | 1);
-    let mut model = M::default();
+    let mut rng = Rng::with_seed(seed);
+    let mut state = model.init();
     let steps = (0..turns)
         .map(|_| {
-            let thread = rng.below(threads as u64) as usize;
-            let op = next(&mut rng, &model);
-            let response = model.apply(&op);
+            let thread = rng.usize(..threads);
+            let op = next(&mut rng, &state);
+            let response = model.step(&mut state, &op);
             (thread, op, response)
         })
         .collect();
-    Schedule { steps, final_state: model }
+    Schedule { steps, final_state: state }
 }
 
 /// Runs `schedule` with its threads taking turns through a shared counter, so every
@@ -92,7 +49,10 @@ pub fn run_turns<M: Model, I: Concurrent<M> + ?Sized>(
     objects: &[&I],
     threads: usize,
     schedule: &Schedule<M>,
-) {
+) where
+    M::Op: Sync,
+    M::Ret: Sync,
+{
     let turn = AtomicUsize::new(0);
     let steps = &schedule.steps;
     std::thread::scope(|s| {

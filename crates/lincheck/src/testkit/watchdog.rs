@@ -114,7 +114,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
     fn a_hang_aborts_with_a_message() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--ignored", "--exact", "watchdog::tests::hang_for_the_watchdog", "--nocapture"])
+            .args(["--ignored", "--exact", "testkit::watchdog::tests::hang_for_the_watchdog", "--nocapture"])
             .output()
             .unwrap();
         assert!(!out.status.success());
