@@ -331,6 +331,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // safe code, and 200,000 nodes would take Miri many minutes
     fn dropping_a_long_list_does_not_overflow_the_stack() {
         let mut l = SeqList::new();
         for i in 0..200_000u32 {
