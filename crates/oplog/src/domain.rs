@@ -120,6 +120,18 @@ impl Config {
 
     /// Per-CPU domains: whether to enter slots with a restartable sequence where the
     /// platform supports it (default true); false keeps the texts' spin lock per slot.
+    ///
+    /// The choice is a trade between updates and synchronizes. With the restartable
+    /// sequence an update takes its slot without an atomic instruction, but every
+    /// synchronize (a read, a full log's flush, an eviction that must merge) pays a
+    /// `membarrier`, an interrupt on every CPU running the process: microseconds, not
+    /// nanoseconds. Keep it for objects that are read rarely (counters, reference counts);
+    /// turn it off for objects read more often than every few thousand updates, or whose
+    /// logs fill (ordered and unordered logs flush every [`Config::max_log_len`] entries).
+    /// On the 2-core development machine (`oplog-bench all`, 2 threads): the counter gains
+    /// (`counter`, 2.8x an atomic), while `read-mix` at 99 % updates runs about 9x faster
+    /// without it (`oplog-spinlock` beside `oplog`), as do `notify`, `lru` and
+    /// `fork-truncate` (`oplog-locked` beside `oplog`).
     pub fn rseq(mut self, on: bool) -> Self {
         self.rseq = on;
         self
