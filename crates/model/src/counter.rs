@@ -77,17 +77,11 @@ impl Model for ZeroReportingCounter {
         0
     }
 
+    /// [`CounterModel`]'s step, with `dec` answering whether it reached zero.
     fn step(&self, value: &mut i64, op: &CounterOp) -> CounterRet {
-        match op {
-            CounterOp::Inc => {
-                *value += 1;
-                CounterRet::Done
-            }
-            CounterOp::Dec => {
-                *value -= 1;
-                CounterRet::ReachedZero(*value == 0)
-            }
-            CounterOp::Read => CounterRet::Value(*value),
+        match CounterModel.step(value, op) {
+            CounterRet::Done if *op == CounterOp::Dec => CounterRet::ReachedZero(*value == 0),
+            ret => ret,
         }
     }
 }
