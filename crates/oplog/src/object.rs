@@ -51,6 +51,7 @@ use crate::log::LogKind;
 use crate::migration;
 use crate::percore::{Entered, Remote};
 use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
+use crate::reentry;
 use crate::slab::Slab;
 use crate::slot::{NO_OWNER, SlotData};
 use std::any::Any;
@@ -168,11 +169,7 @@ impl<L: LogKind> OpLog<L> {
     /// re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
-        let obj = self.obj();
-        let len = obj.append(op);
-        if len >= obj.domain().max_log_len {
-            obj.flush(len);
-        }
+        self.obj().append(op);
     }
 
     /// Applies every logged update and returns a guard giving access to the up-to-date
@@ -184,7 +181,7 @@ impl<L: LogKind> OpLog<L> {
     /// the lock released, and the operations after it kept for the next synchronize.
     pub fn synchronize(&self) -> Synced<'_, L> {
         let obj = self.obj();
-        let lock = obj.lock();
+        let lock = obj.lock("read or synchronize");
         obj.sync_locked();
         Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
     }
@@ -218,7 +215,7 @@ impl<L: LogKind> OpLog<L> {
     fn release(&self) -> (L::State, Option<Box<dyn Any + Send>>) {
         let obj = self.obj();
         let panic = {
-            let _lock = obj.lock();
+            let _lock = obj.lock("into_inner or drop");
             obj.retire()
         };
         // SAFETY: the object holds one strong count of its domain, taken in `with_domain`
@@ -306,12 +303,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
         (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
     }
 
-    /// Appends `op` to this thread's log; returns the log's length.
+    /// Appends `op` to this thread's log (module docs, "Update"); hands a full log to the
+    /// object's backlog.
     #[inline(always)]
-    fn append(self, op: L::Op) -> usize {
+    fn append(self, op: L::Op) {
         let d = self.domain();
         let index = self.slot_index(d.slot_mask);
+        let id = self.id() as usize;
         let mut check_backlog = true;
+        // A panic of another operation while this update applied the object's backlog:
+        // resumed once this update is logged (it is kept, whatever else panicked).
+        let mut deferred: Option<Box<dyn Any + Send>> = None;
         loop {
             let mut guard = d.slots.enter(index);
             let core = guard.core();
@@ -327,7 +329,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     Ok(e) => eviction = e,
                     Err(waiting) => {
                         drop(guard);
-                        check_backlog = self.apply_backlog(waiting);
+                        check_backlog = self.apply_backlog_keeping_panic(waiting, &mut deferred);
                         continue;
                     }
                 }
@@ -339,7 +341,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
             } else {
                 0
             };
+            // Published before the push, under the slot lock: a synchronize that does not
+            // see it cannot have missed a completed update (module docs, "Synchronize").
+            if guard.published() != id {
+                guard.publish(id);
+            }
             let len = L::push(&mut guard.log, op, stamp);
+            let backlog = if len >= d.max_log_len { self.hand_off(&mut guard, core) } else { 0 };
             drop(guard);
             if let Some(e) = eviction {
                 e.finish();
@@ -354,7 +362,44 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     d.clock.new_time(stamp);
                 }
             }
-            return len;
+            if backlog >= d.backlog_limit {
+                self.apply_backlog_keeping_panic(backlog, &mut deferred);
+            }
+            if let Some(p) = deferred {
+                resume_unwind(p);
+            }
+            return;
+        }
+    }
+
+    /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
+    /// of the entered slot into the object's backlog, without a barrier and without
+    /// touching another core's slot; returns the backlog's length.
+    #[cold]
+    #[inline(never)]
+    fn hand_off(self, guard: &mut Entered<'_, SlotData<L>>, core: usize) -> usize {
+        let log = std::mem::take(&mut guard.log);
+        // Into the backlog before the slot stops publishing the object, both under the
+        // slot lock: a synchronize finds the log in one place or the other.
+        let waiting = self.domain().pending.push_evicted(self.id(), core, log);
+        guard.publish(0);
+        waiting
+    }
+
+    /// [`Obj::apply_backlog`], keeping the first panic of an operation it applies in
+    /// `deferred` instead of unwinding (the update that called it is not yet logged, or
+    /// must return normally first).
+    #[cold]
+    #[inline(never)]
+    fn apply_backlog_keeping_panic(self, waiting: usize, deferred: &mut Option<Box<dyn Any + Send>>) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| self.apply_backlog(waiting))) {
+            Ok(checked) => checked,
+            Err(p) => {
+                deferred.get_or_insert(p);
+                // The panicking operation was dropped and the rest kept for the next
+                // synchronize; do not apply again for this update.
+                false
+            }
         }
     }
 
@@ -385,19 +430,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
             // we hold this slot, which it still owns (module docs, "Where an object lives").
             let v = unsafe { Obj::<L>::from_owner(victim) };
-            if v.try_lock_raw() {
-                let victim = v.ptr;
-                eviction = Some(if L::APPLY_ALONE {
-                    let mut batch = L::Batch::default();
-                    L::gather(&mut batch, core, &mut log);
-                    Eviction::Apply { victim, batch }
-                } else {
-                    // Its log must merge with its other cores' logs: synchronize it.
-                    d.pending.push_evicted(v.id(), core, log);
-                    Eviction::Synchronize { victim }
-                });
+            // A log that may be applied alone is applied at once if the victim's lock is
+            // free (a try-lock: the reverse of the usual lock order); every other log goes
+            // to the victim's backlog, with no lock, no barrier and no other core's slot.
+            if L::APPLY_ALONE && v.try_lock_raw() {
+                let mut batch = L::Batch::default();
+                L::gather(&mut batch, core, &mut log);
+                eviction = Some(Eviction { victim: v.ptr, batch });
             } else {
-                // Whoever holds the victim (a synchronize, or its drop) takes it from here.
+                // Whoever synchronizes the victim next takes it from here.
                 d.pending.push_evicted(v.id(), core, log);
             }
         }
@@ -406,19 +447,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
         self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
         Ok(eviction)
-    }
-
-    /// Synchronizes because a log is full, unless a synchronize is already running and the
-    /// log is not far over its limit (that synchronize, or the next, will take it).
-    #[cold]
-    fn flush(self, len: usize) {
-        let lock = match self.try_lock() {
-            Some(lock) => lock,
-            None if len >= HARD_LIMIT_FACTOR * self.domain().max_log_len => self.lock(),
-            None => return,
-        };
-        self.sync_locked();
-        drop(lock);
     }
 
     /// Applies this object's backlog of `waiting` evicted logs before it takes a slot again
@@ -432,7 +460,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn apply_backlog(self, waiting: usize) -> bool {
         let lock = match self.try_lock() {
             Some(lock) => lock,
-            None if waiting >= HARD_LIMIT_FACTOR * self.domain().backlog_limit => self.lock(),
+            // This thread holds the lock (an update from inside the object's own `exec` or
+            // read closure): the synchronize it is running, or the next, takes the backlog.
+            None if reentry::holds(self.id() as usize) => return false,
+            None if waiting >= HARD_LIMIT_FACTOR * self.domain().backlog_limit => self.lock("update"),
             // A synchronize is running: it or the next will take the backlog.
             None => return false,
         };
@@ -441,8 +472,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
         true
     }
 
-    fn lock(self) -> ObjectLock<'a, L> {
+    /// Takes the object lock, waiting for it; `what` names the caller's operation for the
+    /// re-entry diagnostic (see `reentry`).
+    fn lock(self, what: &str) -> ObjectLock<'a, L> {
         if !self.try_lock_raw() {
+            reentry::check_lock(self.id() as usize, what);
             let mut backoff = Backoff::default();
             loop {
                 while self.get().word.load(Ordering::Relaxed) & LOCK != 0 {
@@ -453,11 +487,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
-        ObjectLock { obj: self }
+        ObjectLock::held(self)
     }
 
     fn try_lock(self) -> Option<ObjectLock<'a, L>> {
-        self.try_lock_raw().then(|| ObjectLock { obj: self })
+        self.try_lock_raw().then(|| ObjectLock::held(self))
     }
 
     /// Sets the lock bit if it was clear; the caller then owns the lock. A compare-and-swap
@@ -511,10 +545,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Collects, at one instant, every operation logged for this object: its backlog,
-    /// then each core's log. With `release`, also gives up its slots (for drop).
+    /// then the log of each core whose slot publishes it (module docs, "Synchronize").
+    /// With `release`, also gives up every slot it owns (for drop).
     fn gather(self, release: bool) -> L::Batch {
         let d = self.domain();
-        let held = HeldSlots::lock(self);
+        let mut held = HeldSlots::lock(self, release);
         let mut batch = L::Batch::default();
         if let Some(backlog) = d.pending.take(self.id()) {
             batch = backlog.carry;
@@ -522,11 +557,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 L::gather(&mut batch, core, &mut log);
             }
         }
+        let Some(slots) = held.slots.as_mut() else {
+            return batch;
+        };
         let mut still_owned = 0;
-        let mut held = held;
-        for (core, _, data) in held.slots.iter_mut() {
+        let mut emptied = Vec::with_capacity(slots.len());
+        for (i, (core, _, data)) in slots.iter_mut().enumerate() {
             if data.owner == self.as_owner() {
                 L::gather(&mut batch, core, &mut data.log);
+                emptied.push(i);
                 if release {
                     data.owner = NO_OWNER;
                 } else {
@@ -534,9 +573,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
-        let gone = held.bits & !still_owned;
-        if gone != 0 {
-            self.get().word.fetch_and(!gone, Ordering::SeqCst);
+        for i in emptied {
+            slots.publish(i, 0);
+        }
+        if release {
+            // Every core of the mask is held: the bits of cores that no longer own the
+            // object (or never did, sharing a bit) can go.
+            let gone = held.bits & !still_owned;
+            if gone != 0 {
+                self.get().word.fetch_and(!gone, Ordering::SeqCst);
+            }
         }
         drop(held);
         batch
@@ -566,37 +612,37 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 }
 
-/// An evicted log whose owner (the victim) was locked with a try-lock while the evictor
-/// held the slot; finished after the slot is released.
-enum Eviction<L: LogKind> {
-    /// The kind allows it ([`LogKind::APPLY_ALONE`]): apply the evicted log alone.
-    Apply { victim: NonNull<Shared<L>>, batch: L::Batch },
-    /// The log went to the victim's backlog; synchronize the victim.
-    Synchronize { victim: NonNull<Shared<L>> },
+/// An evicted log that may be applied alone ([`LogKind::APPLY_ALONE`]), whose owner (the
+/// victim) was locked with a try-lock while the evictor held the slot; applied after the
+/// slot is released.
+struct Eviction<L: LogKind> {
+    victim: NonNull<Shared<L>>,
+    batch: L::Batch,
 }
 
 impl<L: LogKind> Eviction<L> {
     /// Applies the evicted log to the victim and unlocks it.
     fn finish(self) {
-        let (victim, batch) = match self {
-            Eviction::Apply { victim, batch } => (victim, Some(batch)),
-            Eviction::Synchronize { victim } => (victim, None),
-        };
         // The evictor holds the victim's lock (taken while it held one of the victim's
         // slots), and dropping an object takes its lock first, so the victim is alive until
         // the guard below unlocks it.
-        let victim = Obj::<L> { ptr: victim, _life: PhantomData };
-        let _lock = ObjectLock { obj: victim };
-        match batch {
-            Some(batch) => victim.apply_locked(batch),
-            None => victim.sync_locked(),
-        }
+        let victim = Obj::<L> { ptr: self.victim, _life: PhantomData };
+        let _lock = ObjectLock::held(victim);
+        victim.apply_locked(self.batch);
     }
 }
 
 /// Holds an object's lock bit; releases it on drop.
 struct ObjectLock<'a, L: LogKind> {
     obj: Obj<'a, L>,
+    _holding: reentry::Holding,
+}
+
+impl<'a, L: LogKind> ObjectLock<'a, L> {
+    /// The guard of a lock the calling thread has just taken.
+    fn held(obj: Obj<'a, L>) -> Self {
+        ObjectLock { obj, _holding: reentry::Holding::new(obj.id() as usize) }
+    }
 }
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
@@ -643,32 +689,52 @@ where
     }
 }
 
-/// The slots of one object on every core of its mask, locked at one instant.
+/// The slots of one object that hold its logs (or, for drop, every slot of its mask),
+/// locked at one instant.
 struct HeldSlots<'a, L: LogKind> {
-    /// Mask bits this covers.
+    /// Mask bits read when the slots were chosen.
     bits: u64,
-    slots: Remote<'a, SlotData<L>>,
+    /// `None` when no slot had to be taken (nothing logged: no barrier, no remote line).
+    slots: Option<Remote<'a, SlotData<L>>>,
 }
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
-    fn lock(obj: Obj<'a, L>) -> Self {
+    /// Locks the slots of the cores in the object's mask that publish the object (every
+    /// core of the mask with `all`), then checks that no other core of the mask started
+    /// publishing it meanwhile; if one did, releases everything and starts over (ascending
+    /// lock order cannot be kept by adding it).
+    fn lock(obj: Obj<'a, L>, all: bool) -> Self {
         let d = obj.domain();
         let index = obj.slot_index(d.slot_mask);
+        let id = obj.id() as usize;
+        let n = d.cores();
+        let logs_here = |c: usize| all || d.slots.published(c, index) == id;
         loop {
             let bits = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
-            let slots = d.slots.lock_remote(cores_of(bits, d.cores()).map(|c| (c, index)));
+            let cores: Vec<usize> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
+            let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
             let now = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
-            if now & !bits == 0 {
+            let stable =
+                if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
+            if stable {
                 return HeldSlots { bits, slots };
             }
-            // A core installed the object since the mask was read: its slot must be held
-            // too. Release everything (ascending lock order cannot be kept) and retry.
             drop(slots);
         }
     }
 }
 
-/// Core indices below `cores` whose mask bit is set in `bits`, ascending.
+/// Core indices below `cores` whose mask bit is set in `bits` (core `c` has bit `c % 63`),
+/// bit by bit: only the cores a set bit names are visited.
 fn cores_of(bits: u64, cores: usize) -> impl Iterator<Item = usize> {
-    (0..cores).filter(move |&c| bits & core_bit(c) != 0)
+    let mut rest = bits;
+    std::iter::from_fn(move || {
+        if rest == 0 {
+            return None;
+        }
+        let b = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        Some(b)
+    })
+    .flat_map(move |b| (b..cores).step_by(CORE_BIT_COUNT))
 }

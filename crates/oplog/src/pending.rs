@@ -63,21 +63,25 @@ impl<L: LogKind> Pending<L> {
         &self.shards[(id as usize) & (self.shards.len() - 1)]
     }
 
-    /// Adds an evicted log of object `id` from `core`.
-    pub(crate) fn push_evicted(&self, id: u64, core: usize, log: L::Log) {
+    /// Adds an evicted log of object `id` from `core`; returns how many evicted logs the
+    /// object now has waiting.
+    pub(crate) fn push_evicted(&self, id: u64, core: usize, log: L::Log) -> usize {
         let shard = self.shard(id);
         let mut map = shard.map.lock();
         let len = map.len();
-        map.entry(id).or_default().evicted.push((core, log));
+        let evicted = &mut map.entry(id).or_default().evicted;
+        evicted.push((core, log));
+        let waiting = evicted.len();
         if map.len() != len {
-            shard.entries.fetch_add(1, Ordering::Release);
+            shard.entries.fetch_add(1, Ordering::SeqCst);
         }
+        waiting
     }
 
     /// Number of evicted logs object `id` has waiting (no lock when its shard is empty).
     pub(crate) fn evicted_count(&self, id: u64) -> usize {
         let shard = self.shard(id);
-        if shard.entries.load(Ordering::Acquire) == 0 {
+        if shard.entries.load(Ordering::SeqCst) == 0 {
             return 0;
         }
         shard.map.lock().get(&id).map_or(0, |b| b.evicted.len())
@@ -86,7 +90,7 @@ impl<L: LogKind> Pending<L> {
     /// Removes and returns object `id`'s backlog, if it has one.
     pub(crate) fn take(&self, id: u64) -> Option<Backlog<L>> {
         let shard = self.shard(id);
-        if shard.entries.load(Ordering::Acquire) == 0 {
+        if shard.entries.load(Ordering::SeqCst) == 0 {
             return None;
         }
         let b = shard.map.lock().remove(&id);

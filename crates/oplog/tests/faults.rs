@@ -62,20 +62,36 @@ fn fault_an_operation_panics_during_synchronize() {
             assert_eq!(set.read(sorted), vec![1, 2], "the rest ran, in order, before the newer add");
             assert_eq!(execs.load(Ordering::SeqCst), 5);
 
-            // The flush of a full log, on one pinned thread so all three share one log.
-            let d = Domain::<Ordered<CountedOp>>::new(config.clone().max_log_len(3)).unwrap();
+            // A full log is handed to the object's backlog; the update whose hand-off fills
+            // the backlog applies it. On one pinned thread so every update shares one log.
+            let d = Domain::<Ordered<CountedOp>>::new(config.clone().max_log_len(1)).unwrap();
             let execs = Arc::new(AtomicUsize::new(0));
             let set = OpLog::with_domain(&d, BTreeSet::new());
-            std::thread::scope(|s| {
+            let added = std::thread::scope(|s| {
                 s.spawn(|| {
                     pin_round_robin(0);
                     set.update(CountedOp::new(SetOp::Add(1), &execs));
                     set.update(CountedOp::panicking(&execs));
-                    let r = catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::new(SetOp::Add(2), &execs))));
-                    assert!(panic_text(r.unwrap_err()).contains("panics on purpose"), "the flush panics in update");
-                });
+                    for k in 2..2 + 2 * d.backlog_limit() as u64 {
+                        let r = catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::new(SetOp::Add(k), &execs))));
+                        if let Err(p) = r {
+                            assert!(
+                                panic_text(p).contains("panics on purpose"),
+                                "the backlog's apply panics in update"
+                            );
+                            return k;
+                        }
+                    }
+                    panic!("no update applied the full backlog");
+                })
+                .join()
+                .unwrap()
             });
-            assert_eq!(set.read(sorted), vec![1, 2], "the update that triggered the flush was kept");
+            assert_eq!(
+                set.read(sorted),
+                (1..=added).collect::<Vec<_>>(),
+                "the update that applied the backlog was kept"
+            );
 
             // Writers keep going on other threads while reads hit panics.
             let d = Domain::<Ordered<CountedOp>>::new(config.max_log_len(8)).unwrap();
@@ -395,6 +411,91 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
             });
             drop(guard);
             assert_eq!(set.read(|s| s.len() as u64), WRITERS * PER_WRITER + 3 * d.max_log_len() as u64);
+        }
+    });
+}
+
+/// Issue 16, item 1: an update that must first apply the object's backlog, in which an
+/// operation panics, is kept (the panic reaches it, as documented, but the update is
+/// logged before the panic resumes). Deterministic: one thread, one slot per core, so each
+/// update of `b` evicts `a`'s log into `a`'s backlog until the backlog is full.
+#[test]
+fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
+    quiet_expected_panics();
+    with_watchdog("update applying a panicking backlog", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(1)).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let a = OpLog::with_domain(&d, BTreeSet::new());
+            let b = OpLog::with_domain(&d, BTreeSet::new());
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    pin_round_robin(0);
+                    a.update(CountedOp::panicking(&execs));
+                    b.update(CountedOp::new(SetOp::Add(0), &execs));
+                    let mut panicked_at = None;
+                    for k in 1..=2 * d.backlog_limit() as u64 + 2 {
+                        let r = catch_unwind(AssertUnwindSafe(|| a.update(CountedOp::new(SetOp::Add(k), &execs))));
+                        if let Err(p) = r {
+                            assert!(panic_text(p).contains("panics on purpose"));
+                            panicked_at = Some(k);
+                            break;
+                        }
+                        b.update(CountedOp::new(SetOp::Add(k), &execs));
+                    }
+                    let k = panicked_at.expect("a full backlog was applied by an update");
+                    assert_eq!(a.read(sorted), (1..=k).collect::<Vec<_>>(), "the update that applied it was kept");
+                });
+            });
+        }
+    });
+}
+
+/// Issue 16, item 1 at random: 4 threads on few cores, 1 % panicking operations, tiny log
+/// caches and logs, so updates hand off logs, evict each other and apply backlogs that
+/// panic. Every operation that does not panic is applied exactly once.
+#[test]
+fn fault_random_panics_lose_no_update() {
+    quiet_expected_panics();
+    with_watchdog("random panics", LIMIT, || {
+        const PER_THREAD: u64 = if cfg!(miri) { 50 } else { 20_000 };
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(2).max_log_len(4)).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let objects: Vec<_> = (0..3).map(|_| OpLog::with_domain(&d, BTreeSet::new())).collect();
+            let issued = AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for t in 0..4u64 {
+                    let (objects, execs, issued) = (&objects, &execs, &issued);
+                    s.spawn(move || {
+                        let mut rng = Rng::with_seed(t + 1);
+                        for k in 0..PER_THREAD {
+                            let o = &objects[rng.usize(..objects.len())];
+                            let op = if rng.u32(..100) == 0 {
+                                CountedOp::panicking(execs)
+                            } else {
+                                issued.fetch_add(1, Ordering::SeqCst);
+                                CountedOp::new(SetOp::Add(t << 32 | k), execs)
+                            };
+                            let _ = catch_unwind(AssertUnwindSafe(|| o.update(op)));
+                            if rng.u32(..64) == 0 {
+                                let _ = catch_unwind(AssertUnwindSafe(|| o.read(|_| ())));
+                            }
+                        }
+                    });
+                }
+            });
+            let total: usize = objects
+                .iter()
+                .map(|o| {
+                    loop {
+                        if let Ok(n) = catch_unwind(AssertUnwindSafe(|| o.read(BTreeSet::len))) {
+                            break n;
+                        }
+                    }
+                })
+                .sum();
+            assert_eq!(total, issued.load(Ordering::SeqCst), "every non-panicking update applied once");
         }
     });
 }

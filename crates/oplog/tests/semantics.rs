@@ -17,12 +17,13 @@ fn domain(config: Config) -> Arc<Domain<Ordered<CountedOp>>> {
 }
 
 #[test]
-fn a_full_log_flushes_without_a_read() {
-    let _g = SWITCHES.lock().unwrap();
+fn a_full_log_goes_to_the_backlog_and_a_full_backlog_applies_without_a_read() {
+    let _g = SWITCHES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     for config in [Config::per_cpu(), Config::per_thread()] {
         let d = domain(config.max_log_len(4));
         let execs = Arc::new(AtomicUsize::new(0));
         let set = OpLog::with_domain(&d, BTreeSet::new());
+        let limit = d.backlog_limit() as u64;
         std::thread::scope(|s| {
             s.spawn(|| {
                 ordo::cpu::pin_current_thread(ordo::cpu::allowed()[0]).unwrap();
@@ -31,16 +32,24 @@ fn a_full_log_flushes_without_a_read() {
                 }
                 assert_eq!(execs.load(Ordering::SeqCst), 0, "three entries stay logged");
                 set.update(CountedOp::new(SetOp::Add(3), &execs));
-                assert_eq!(execs.load(Ordering::SeqCst), 4, "the fourth fills the log and flushes");
+                assert_eq!(execs.load(Ordering::SeqCst), 0, "the fourth fills the log, which is handed off");
+                assert_eq!(d.pending_logs(), 1);
+                for k in 4..4 * limit - 1 {
+                    set.update(CountedOp::new(SetOp::Add(k), &execs));
+                }
+                assert_eq!(execs.load(Ordering::SeqCst), 0, "{} logs wait", limit - 1);
+                set.update(CountedOp::new(SetOp::Add(4 * limit - 1), &execs));
+                assert_eq!(execs.load(Ordering::SeqCst), 4 * limit as usize, "the full backlog was applied");
+                assert_eq!(d.pending_logs(), 0);
             });
         });
-        assert_eq!(set.read(|s| s.len()), 4);
+        assert_eq!(set.read(|s| s.len()), 4 * limit as usize);
     }
 }
 
 #[test]
 fn local_absorption_cancels_on_the_same_core() {
-    let _g = SWITCHES.lock().unwrap();
+    let _g = SWITCHES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     ABSORB_LOCAL.store(true, Ordering::SeqCst);
     let d = domain(Config::per_thread());
     let execs = Arc::new(AtomicUsize::new(0));
@@ -61,7 +70,7 @@ fn local_absorption_cancels_on_the_same_core() {
 
 #[test]
 fn global_absorption_cancels_across_cores_during_synchronize() {
-    let _g = SWITCHES.lock().unwrap();
+    let _g = SWITCHES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     ABSORB_GLOBAL.store(true, Ordering::SeqCst);
     let d = domain(Config::per_thread());
     let execs = Arc::new(AtomicUsize::new(0));

@@ -127,7 +127,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
 
     #[inline]
     fn push(log: &mut Vec<Entry<U>>, op: U, stamp: u64) -> usize {
-        if let Some(op) = op.absorb_local(&mut LocalLog::new(log)) {
+        if let Some(op) = crate::reentry::absorbing(|| op.absorb_local(&mut LocalLog::new(log))) {
             log.push(Entry { stamp, op });
         }
         log.len()

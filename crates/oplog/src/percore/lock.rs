@@ -57,6 +57,15 @@ impl SpinLock {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn owner_reentered() -> ! {
+    crate::reentry::check_waiting();
+    panic!(
+        "oplog: a per-thread slot was entered again by the thread that holds it (a call back into OpLog from code that runs while the slot is held)"
+    );
+}
+
 /// How an [`OwnerLock`] was taken, so it is released the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Held {
@@ -122,6 +131,11 @@ impl OwnerLock {
     /// may call this, and only where [`barrier::init`] returned true.
     #[inline]
     pub fn lock_owner(&self) -> Held {
+        // Only the owner sets `busy`: finding it set means this thread entered the slot
+        // again from inside its own critical section.
+        if self.busy.load(Ordering::Relaxed) {
+            owner_reentered();
+        }
         self.busy.store(true, Ordering::Relaxed);
         barrier::light();
         // Acquire: if a remote just finished, see what it did to the slot.

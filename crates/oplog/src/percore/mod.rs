@@ -30,7 +30,7 @@ mod threads;
 
 pub use lock::{Held, OwnerLock, SpinLock};
 
-use crate::primitive::{MutPtr, UnsafeCell, barrier, current_cpu};
+use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu};
 use crossbeam_utils::CachePadded;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -54,11 +54,17 @@ pub enum CoreMode {
     PerThread,
 }
 
-/// One slot: its lock and the state it guards. `repr(C)` with the lock first: the `rseq`
-/// module finds its flags at fixed offsets from the slot's address.
+/// One slot: its lock, a word its holder publishes for remote readers, and the state it
+/// guards. `repr(C)` with the lock first: the `rseq` module finds its flags at fixed offsets
+/// from the slot's address.
 #[repr(C)]
 pub struct Slot<S> {
     lock: OwnerLock,
+    /// Written only by a holder of the lock ([`Entered::publish`], [`Remote::publish`]),
+    /// read by anyone without it ([`PerCore::published`]): what the slot's state holds, in
+    /// a form a remote thread can check without taking the lock (OpLog: which object's
+    /// log is non-empty here).
+    published: AtomicUsize,
     state: UnsafeCell<S>,
 }
 
@@ -69,7 +75,11 @@ unsafe impl<S: Send> Sync for Slot<S> {}
 
 impl<S> Slot<S> {
     fn new(state: S) -> Self {
-        Self { lock: OwnerLock::new(), state: UnsafeCell::new(state, "Slot.data") }
+        Self {
+            lock: OwnerLock::new(),
+            published: AtomicUsize::new(0, "Slot.published"),
+            state: UnsafeCell::new(state, "Slot.data"),
+        }
     }
 }
 
@@ -204,6 +214,19 @@ impl<S> PerCore<S> {
         let cpus = self.cpus.len() * (per_core + std::mem::size_of::<Slots<S>>());
         let threads = self.threads.iter().map(|t| std::mem::size_of_val(t) + t.get().map_or(0, |_| per_core));
         cpus + threads.sum::<usize>()
+    }
+
+    /// The word last published in slot `index` of core `core` (0 if the core is not
+    /// allocated), read without the slot's lock. Sequentially consistent with the
+    /// publishing store: a value published by an operation that completed before this call
+    /// began is seen, or a later one.
+    ///
+    /// # Panics
+    /// If `index` is not below [`PerCore::slots_per_core`].
+    #[inline]
+    pub fn published(&self, core: usize, index: usize) -> usize {
+        assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
+        self.core(core).map_or(0, |s| s[index].published.load(Ordering::SeqCst))
     }
 
     fn core(&self, core: usize) -> Option<&Slots<S>> {
@@ -376,6 +399,19 @@ impl<S> Entered<'_, S> {
     pub fn core(&self) -> usize {
         self.core
     }
+
+    /// The word this slot last published (see [`PerCore::published`]).
+    #[inline(always)]
+    pub fn published(&self) -> usize {
+        self.slot.published.load(Ordering::Relaxed)
+    }
+
+    /// Publishes `value` for remote readers ([`PerCore::published`]); sequentially
+    /// consistent, so publish only when the value changes.
+    #[inline]
+    pub fn publish(&self, value: usize) {
+        self.slot.published.store(value, Ordering::SeqCst);
+    }
 }
 
 impl<S> Deref for Entered<'_, S> {
@@ -424,6 +460,14 @@ impl<S> Remote<'_, S> {
             // state reachable only through the returned reference.
             (*c, *i, unsafe { &mut *std::ptr::from_mut(MutPtr::deref(state)) })
         })
+    }
+
+    /// Publishes `value` in the `i`-th held slot (ascending order, as [`Remote::iter_mut`]).
+    ///
+    /// # Panics
+    /// If `i` is out of range.
+    pub fn publish(&self, i: usize, value: usize) {
+        self.slots[i].2.published.store(value, Ordering::SeqCst);
     }
 
     /// Number of slots held.

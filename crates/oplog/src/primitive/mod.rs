@@ -177,6 +177,9 @@ impl Backoff {
             self.0 += 1;
             spin_loop();
         } else {
+            // Waited long: a wait from inside `Update::absorb_local` may be for the slot
+            // this thread holds (see `reentry`).
+            crate::reentry::check_waiting();
             yield_now();
         }
     }

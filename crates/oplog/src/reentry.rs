@@ -1,0 +1,140 @@
+//! Misuse that would wait for itself: calls back into OpLog from user code that runs while
+//! the calling thread holds what the call needs.
+//!
+//! Two kinds of user code run with something held:
+//!
+//! * [`Update::exec`](crate::Update::exec), [`Update::absorb_global`](crate::Update::absorb_global)
+//!   and a read closure run with the *object lock* held. A read, synchronize, `into_inner` or
+//!   drop of the same object from inside them would wait for that lock forever. Each thread
+//!   keeps the objects whose lock it holds ([`Holding`], a few entries, maintained only on
+//!   the synchronize path); a lock acquisition that finds the lock taken checks the list
+//!   before it waits and panics with a message naming the mistake. Updates of the same
+//!   object from inside are allowed: they are logged, and a full log or backlog never waits
+//!   for a lock this thread holds (see `object`).
+//! * [`Update::absorb_local`](crate::Update::absorb_local) runs with the calling core's *log
+//!   slot* held. Any OpLog call from inside it that needs that slot would spin forever. The
+//!   push marks the thread while the hook runs ([`absorbing`]), and every spin-wait of the
+//!   crate checks the mark once it has spun long enough to start yielding
+//!   ([`check_waiting`], called by [`Backoff`](crate::primitive::Backoff)), so the mistake
+//!   panics instead of hanging. Nothing is checked on the update path itself.
+
+use crate::primitive::thread_local_const;
+use std::cell::Cell;
+
+/// Object locks one thread tracks at once; deeper nesting is not tracked (and would only
+/// lose the diagnostic, never correctness).
+const TRACKED: usize = 4;
+
+thread_local_const! {
+    static HELD: Cell<[usize; TRACKED]> = Cell::new([0; TRACKED]);
+}
+
+thread_local_const! {
+    static ABSORBING: Cell<bool> = Cell::new(false);
+}
+
+/// Marks the calling thread as holding the lock of object `id` until dropped.
+pub(crate) struct Holding {
+    slot: Option<usize>,
+}
+
+impl Holding {
+    /// Records that the calling thread now holds the lock of object `id` (non-zero).
+    pub(crate) fn new(id: usize) -> Self {
+        let slot = HELD
+            .try_with(|h| {
+                let mut all = h.get();
+                let i = all.iter().position(|&x| x == 0)?;
+                all[i] = id;
+                h.set(all);
+                Some(i)
+            })
+            .ok()
+            .flatten();
+        Holding { slot }
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            let _ = HELD.try_with(|h| {
+                let mut all = h.get();
+                all[i] = 0;
+                h.set(all);
+            });
+        }
+    }
+}
+
+/// Whether the calling thread holds the lock of object `id`.
+pub(crate) fn holds(id: usize) -> bool {
+    HELD.try_with(|h| h.get().contains(&id)).unwrap_or(false)
+}
+
+/// Panics if the calling thread holds the lock of object `id`: it is about to wait for it.
+/// `what` names the call ("read", "synchronize", "into_inner or drop").
+#[cold]
+pub(crate) fn check_lock(id: usize, what: &str) {
+    if holds(id) {
+        panic!(
+            "oplog: {what} of an object from inside its own Update::exec, absorption hook or read \
+             closure: this thread holds the object's lock and would wait for itself forever"
+        );
+    }
+}
+
+/// Runs `f` (a call of [`Update::absorb_local`](crate::Update::absorb_local)) with the
+/// calling thread marked as holding its log slot.
+#[inline]
+pub(crate) fn absorbing<R>(f: impl FnOnce() -> R) -> R {
+    struct Unmark(bool);
+    impl Drop for Unmark {
+        #[inline]
+        fn drop(&mut self) {
+            let _ = ABSORBING.try_with(|a| a.set(self.0));
+        }
+    }
+    let before = ABSORBING.try_with(|a| a.replace(true)).unwrap_or(false);
+    let _unmark = Unmark(before);
+    f()
+}
+
+/// Called by spin-waits that have waited long: panics if the calling thread is inside
+/// [`Update::absorb_local`](crate::Update::absorb_local), where any wait may be for the
+/// slot it holds.
+#[cold]
+pub(crate) fn check_waiting() {
+    if ABSORBING.try_with(Cell::get).unwrap_or(false) {
+        panic!(
+            "oplog: an OpLog call from inside Update::absorb_local had to wait: the hook runs \
+             while this thread holds its core's log slot, so it must not update, read or drop \
+             OpLog objects"
+        );
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holding_is_tracked_and_released() {
+        assert!(!holds(7));
+        {
+            let _a = Holding::new(7);
+            let _b = Holding::new(9);
+            assert!(holds(7) && holds(9));
+        }
+        assert!(!holds(7) && !holds(9));
+    }
+
+    #[test]
+    fn waiting_inside_absorb_local_panics() {
+        check_waiting();
+        let r = std::panic::catch_unwind(|| absorbing(check_waiting));
+        let msg = *r.unwrap_err().downcast::<&str>().unwrap();
+        assert!(msg.contains("absorb_local"), "{msg}");
+        check_waiting();
+    }
+}

@@ -1,0 +1,157 @@
+//! Misuse that would wait for itself panics with a message naming the mistake, never hangs
+//! (issue 16 item 5, issue 9 item 6; the `reentry` module). Updates of an object from
+//! inside its own `exec` are allowed and applied. Each test runs under a watchdog.
+
+mod common;
+
+use common::{quiet_expected_panics, with_watchdog};
+use oplog::log::LocalLog;
+use oplog::{Config, Domain, OpLog, Ordered, Update};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+type Obj = OpLog<Ordered<Op>>;
+
+/// Operations that call back into OpLog objects from inside their own hooks.
+enum Op {
+    Add(u64),
+    /// Reads the given object from inside `exec`.
+    ReadInExec(&'static Obj),
+    /// Logs `n` updates of the given object from inside `exec`.
+    UpdateInExec(&'static Obj, u64),
+    /// Updates the given object from inside `absorb_local`.
+    UpdateInAbsorb(&'static Obj),
+    /// Reads the given object from inside `absorb_local`.
+    ReadInAbsorb(&'static Obj),
+}
+
+impl Update for Op {
+    type Target = Vec<u64>;
+    fn exec(self, v: &mut Vec<u64>) {
+        match self {
+            Op::Add(x) => v.push(x),
+            Op::ReadInExec(o) => {
+                o.read(|_| ());
+            }
+            Op::UpdateInExec(o, n) => (0..n).for_each(|k| o.update(Op::Add(k))),
+            Op::UpdateInAbsorb(_) | Op::ReadInAbsorb(_) => {}
+        }
+    }
+    fn absorb_local(self, _log: &mut LocalLog<'_, Self>) -> Option<Self> {
+        match self {
+            Op::UpdateInAbsorb(o) => o.update(Op::Add(0)),
+            Op::ReadInAbsorb(o) => o.read(|_| ()),
+            _ => {}
+        }
+        Some(self)
+    }
+}
+
+fn leak(config: Config) -> &'static Obj {
+    let d = Domain::<Ordered<Op>>::new(config).unwrap();
+    Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())))
+}
+
+fn message(r: std::thread::Result<()>) -> String {
+    let p = r.expect_err("the misuse must panic");
+    match p.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p.downcast_ref::<&str>().map_or_else(String::new, |s| (*s).to_owned()),
+    }
+}
+
+fn configs() -> [Config; 3] {
+    [Config::per_cpu(), Config::per_cpu().rseq(false), Config::per_thread()]
+}
+
+#[test]
+fn a_read_from_inside_its_own_exec_panics() {
+    quiet_expected_panics();
+    with_watchdog("read inside exec", LIMIT, || {
+        for config in configs() {
+            let o = leak(config);
+            o.update(Op::ReadInExec(o));
+            let msg = message(catch_unwind(AssertUnwindSafe(|| o.read(|_| ()))));
+            assert!(msg.contains("from inside its own Update::exec"), "{msg}");
+            // The object still works.
+            o.update(Op::Add(1));
+            assert_eq!(o.read(|v| v.clone()), vec![1]);
+        }
+    });
+}
+
+#[test]
+fn a_read_from_inside_its_own_read_closure_panics() {
+    quiet_expected_panics();
+    with_watchdog("read inside read", LIMIT, || {
+        for config in configs() {
+            let o = leak(config);
+            let msg = message(catch_unwind(AssertUnwindSafe(|| o.read(|_| o.read(|_| ())))));
+            assert!(msg.contains("read closure"), "{msg}");
+            let msg = message(catch_unwind(AssertUnwindSafe(|| {
+                let _g = o.synchronize();
+                drop(o.synchronize());
+            })));
+            assert!(msg.contains("this thread holds the object's lock"), "{msg}");
+            assert_eq!(o.read(Vec::len), 0);
+        }
+    });
+}
+
+#[test]
+fn updates_from_inside_its_own_exec_are_applied() {
+    with_watchdog("updates inside exec", LIMIT, || {
+        for config in configs() {
+            let o = leak(config.max_log_len(4));
+            // Far more than four logs' and four backlogs' worth: nothing waits for the lock
+            // this thread holds.
+            o.update(Op::UpdateInExec(o, 1000));
+            assert_eq!(o.read(Vec::len), 0, "logged while the read applied, so the next read sees them");
+            assert_eq!(o.read(Vec::len), 1000);
+        }
+    });
+}
+
+#[test]
+fn an_update_from_inside_absorb_local_panics() {
+    quiet_expected_panics();
+    with_watchdog("update inside absorb_local", LIMIT, || {
+        for config in configs() {
+            let o = leak(config);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    let msg = message(catch_unwind(AssertUnwindSafe(|| o.update(Op::UpdateInAbsorb(o)))));
+                    assert!(msg.contains("absorb_local"), "{msg}");
+                });
+            });
+            o.update(Op::Add(3));
+            assert_eq!(o.read(|v| v.clone()), vec![3]);
+        }
+    });
+}
+
+#[test]
+fn a_read_of_another_object_sharing_the_slot_from_inside_absorb_local_does_not_hang() {
+    quiet_expected_panics();
+    with_watchdog("read inside absorb_local", LIMIT, || {
+        for config in configs() {
+            let config = config.cache_slots(1);
+            let d = Domain::<Ordered<Op>>::new(config).unwrap();
+            let a: &'static Obj = Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())));
+            let b: &'static Obj = Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())));
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    b.update(Op::Add(1));
+                    a.update(Op::Add(2));
+                    // `a` owns this core's only slot; reading `b` needs no slot of `b`'s
+                    // (its log went to its backlog when `a` took the slot), so it works.
+                    a.update(Op::ReadInAbsorb(b));
+                });
+            });
+            assert_eq!(b.read(|v| v.clone()), vec![1]);
+            assert_eq!(a.read(|v| v.clone()), vec![2]);
+        }
+    });
+}
