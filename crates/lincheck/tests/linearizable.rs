@@ -17,8 +17,8 @@ mod common;
 use common::structures::{
     Structure, any_set_plans, entry_plans, identity_set_plans, lru_plans, open_files_plans, queue_plans, rmap_plans,
 };
-use common::{CollidingSets, CounterAdapter, SetAdapter, check, check_both_slot_kinds};
-use oplog::{Config, Domain, LogKind};
+use common::{CollidingSets, CounterAdapter, SetAdapter, SwitchingSetAdapter, check, check_both_slot_kinds};
+use oplog::{Config, Domain, LogKind, Representation};
 use oplog_model::lru::LruModel;
 use oplog_model::namecache::EntryModel;
 use oplog_model::open_files::OpenFilesModel;
@@ -70,6 +70,28 @@ fn ordered_set_with_commit_wait() {
     // The OS clock's raw order is not causal, so every update waits out the window.
     let clock: Arc<dyn Clock> = Arc::new(Ordo::monotonic());
     check(SetAdapter::<true>::new(Config::per_cpu().clock(clock), "per-CPU, monotonic clock with commit wait", true));
+}
+
+#[test]
+fn ordered_set_direct() {
+    let config = Config::per_cpu().representation(Representation::Direct);
+    check(SetAdapter::<true>::new(config, "per-CPU, direct representation", true));
+}
+
+#[test]
+fn ordered_set_logged() {
+    let config = Config::per_thread().representation(Representation::Logged);
+    check(SetAdapter::<true>::new(config, "per-thread, logged representation", true));
+}
+
+#[test]
+fn ordered_set_switching_representation_mid_history() {
+    check(SwitchingSetAdapter(SetAdapter::<true>::new(Config::per_cpu(), "per-CPU", true)));
+}
+
+#[test]
+fn counter_direct() {
+    check(CounterAdapter::new(Config::per_thread().representation(Representation::Direct), "per-thread, direct"));
 }
 
 #[test]

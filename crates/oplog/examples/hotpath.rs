@@ -1,27 +1,64 @@
-//! Times the update paths in a tight loop on one thread (for looking at the generated code).
-use oplog::{Config, Counter, CounterLog, Domain};
+//! Times the hot paths in a tight loop on one thread (for looking at the generated code):
+//! `Counter::inc`, a push to an unordered log, a read of an object with nothing logged, and
+//! a read right after an update, in a per-CPU and a per-thread domain.
+//!
+//! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
+//! 20,000,000; a small value suits `valgrind --tool=callgrind`)
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Unordered, Update};
+use std::hint::black_box;
 use std::time::Instant;
+
+/// Adds to one of 64 counters (the `read-mix` table's operation).
+struct Add(usize);
+
+impl Update for Add {
+    type Target = [u64; 64];
+    fn exec(self, t: &mut [u64; 64]) {
+        t[self.0] += 1;
+    }
+}
 
 #[inline(never)]
 fn bump(c: &Counter) {
     c.inc();
 }
 
+#[inline(never)]
+fn push(o: &OpLog<Unordered<Add>>, i: usize) {
+    o.update(Add(i & 63));
+}
+
+#[inline(never)]
+fn read(o: &OpLog<Unordered<Add>>, i: usize) -> u64 {
+    o.read(|t| t[i & 63])
+}
+
+fn time(name: &str, n: u64, mut f: impl FnMut(u64)) {
+    let t = Instant::now();
+    for i in 0..n {
+        f(i);
+    }
+    println!("  {name}: {:.2} ns/op", t.elapsed().as_nanos() as f64 / n as f64);
+}
+
 fn main() {
+    let n: u64 = std::env::var("HOTPATH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000_000);
     for (name, config) in [("per-cpu", Config::per_cpu()), ("per-thread", Config::per_thread())] {
-        let d = Domain::<CounterLog>::new(config).unwrap();
+        let d = Domain::<CounterLog>::new(config.clone()).unwrap();
+        println!("{name} (owner fast path: {})", d.owner_fast_path());
         let c = Counter::with_domain(&d, 0);
-        let n = 100_000_000u64;
-        let t = Instant::now();
-        for _ in 0..n {
-            bump(&c);
-        }
-        let el = t.elapsed();
-        println!(
-            "{name} (owner fast path: {}): {:.2} ns/op, value {}",
-            d.owner_fast_path(),
-            el.as_nanos() as f64 / n as f64,
-            c.read()
-        );
+        time("Counter::inc", 5 * n, |_| bump(&c));
+        assert_eq!(c.read(), 5 * n as i64);
+        let d = Domain::<Unordered<Add>>::new(config).unwrap();
+        let o = OpLog::with_domain(&d, [0; 64]);
+        time("unordered push (a full log is handed off every 128)", n, |i| push(&o, i as usize));
+        black_box(read(&o, 0));
+        time("read, nothing logged", n, |i| {
+            black_box(read(&o, i as usize));
+        });
+        time("update + read", n / 10, |i| {
+            push(&o, i as usize);
+            black_box(read(&o, i as usize));
+        });
     }
 }

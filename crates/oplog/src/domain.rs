@@ -35,6 +35,22 @@ pub enum SlotMode {
     PerThread,
 }
 
+/// How an object holds its updates (000 §2: switching between OpLog and a traditional
+/// implementation by the observed mix, as K42's online reconfiguration does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Representation {
+    /// The default: each object moves between [`Representation::Logged`] and
+    /// [`Representation::Direct`] by its own observed mix of reads and updates (the
+    /// `object` module docs give the policy, its thresholds and the cost of a switch).
+    Adaptive,
+    /// Updates are appended to per-core logs and applied when the object is read: cheap,
+    /// scalable updates; reads pay a synchronize.
+    Logged,
+    /// Updates are applied in place under the object lock, like a mutex around the type:
+    /// for read-heavy or single-core phases.
+    Direct,
+}
+
 /// Default log-length limit: 001 ch. 7 ("a maximum length of 128 entries").
 pub const DEFAULT_MAX_LOG_LEN: usize = 128;
 /// Default number of slots in each core's log cache.
@@ -56,6 +72,7 @@ pub struct Config {
     cpus: Option<usize>,
     clock: Option<Arc<dyn Clock>>,
     rseq: bool,
+    representation: Representation,
 }
 
 impl fmt::Debug for Config {
@@ -68,6 +85,7 @@ impl fmt::Debug for Config {
             .field("cpus", &self.cpus)
             .field("clock", &self.clock.as_ref().map(|c| c.name()))
             .field("rseq", &self.rseq)
+            .field("representation", &self.representation)
             .finish()
     }
 }
@@ -83,6 +101,7 @@ impl Config {
             cpus: None,
             clock: None,
             rseq: true,
+            representation: Representation::Adaptive,
         }
     }
 
@@ -134,6 +153,14 @@ impl Config {
     /// `fork-truncate` (`oplog-locked` beside `oplog`).
     pub fn rseq(mut self, on: bool) -> Self {
         self.rseq = on;
+        self
+    }
+
+    /// How the domain's objects hold their updates (default
+    /// [`Representation::Adaptive`]); pin [`Representation::Logged`] or
+    /// [`Representation::Direct`] to turn the adaptation off.
+    pub fn representation(mut self, r: Representation) -> Self {
+        self.representation = r;
         self
     }
 
@@ -190,6 +217,8 @@ pub struct Domain<L: LogKind> {
     /// Whether an ordered update must wait out the clock's window before returning
     /// (the clock's raw order does not respect communication).
     pub(crate) commit_wait: bool,
+    /// How objects hold their updates.
+    pub(crate) representation: Representation,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `slot`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -219,7 +248,7 @@ impl<L: LogKind> Domain<L> {
     /// When a limit is out of range, or no clock was given and the process-wide clock's
     /// configuration is malformed.
     pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
-        let Config { mode, cache_slots, max_log_len, max_threads, cpus, clock, rseq } = config;
+        let Config { mode, cache_slots, max_log_len, max_threads, cpus, clock, rseq, representation } = config;
         if !cache_slots.is_power_of_two() || cache_slots > MAX_CACHE_SLOTS {
             return Err(ConfigError::CacheSlots(cache_slots));
         }
@@ -252,6 +281,7 @@ impl<L: LogKind> Domain<L> {
             max_log_len,
             backlog_limit: 2 * ncpus.clamp(4, 64),
             commit_wait: L::ORDERED && !clock.raw_order_is_causal(),
+            representation,
             clock,
             slots,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
@@ -280,6 +310,11 @@ impl<L: LogKind> Domain<L> {
     /// Where updates are logged.
     pub fn mode(&self) -> SlotMode {
         self.mode
+    }
+
+    /// How the domain's objects hold their updates ([`Config::representation`]).
+    pub fn representation(&self) -> Representation {
+        self.representation
     }
 
     /// The clock stamping ordered logs.

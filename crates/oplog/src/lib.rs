@@ -146,7 +146,8 @@ mod slot;
 
 pub use counter::Counter;
 pub use domain::{
-    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, SlotMode,
+    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, Representation,
+    SlotMode,
 };
 pub use log::{CounterLog, LogKind, Ordered, Unordered, Update};
 pub use object::{OpLog, Synced};

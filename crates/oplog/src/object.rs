@@ -46,7 +46,7 @@
 //! 4. Apply the batch to the internal instance ([`LogKind::apply`]: merge, global
 //!    absorption, execute), then run the read on it while still holding the object lock.
 
-use crate::domain::{Domain, SlotMode};
+use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
 use crate::percore::{Entered, Remote};
@@ -65,10 +65,25 @@ use std::sync::Arc;
 
 /// Bit 63 of an object's word: the object lock.
 const LOCK: u64 = 1 << 63;
-/// Bits 0..63 of an object's word: core `c` may hold a log of the object if bit `c % 63`
-/// is set.
-const CORE_BITS: u64 = LOCK - 1;
-const CORE_BIT_COUNT: usize = 63;
+/// Bit 62: the object is in the direct representation (module docs, "Representations").
+const DIRECT: u64 = 1 << 62;
+/// Bits 54..62: the adaptive policy's score (module docs, "Representations"), changed
+/// only by the lock's holder.
+const SCORE_SHIFT: u32 = 54;
+const SCORE_MAX: u64 = 0xff;
+const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
+/// Bits 0..54: core `c` may own a slot for the object if bit `c % 54` is set.
+const CORE_BITS: u64 = (1 << SCORE_SHIFT) - 1;
+const CORE_BIT_COUNT: usize = SCORE_SHIFT as usize;
+
+/// Logged representation: a read that finds fewer operations than this logged since the
+/// last one counts towards the switch to direct.
+const SMALL_BATCH: usize = 16;
+/// Logged representation: this many such reads in a row switch the object to direct.
+const TO_DIRECT: u64 = 4;
+/// Direct representation: a read that follows at least this many direct updates switches
+/// the object back to logged.
+const TO_LOGGED: u64 = 64;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
 /// synchronize already in progress instead of leaving the log to it; so does a backlog of
@@ -140,8 +155,9 @@ impl<L: LogKind> OpLog<L> {
     pub fn with_domain(domain: &Arc<Domain<L>>, state: L::State) -> Self {
         // The object's strong count of its domain, given back in `release`.
         let owner = Arc::into_raw(domain.clone()).cast::<()>();
+        let word = if domain.representation == Representation::Direct { DIRECT } else { 0 };
         let shared = domain.slab.alloc(
-            Shared { word: AtomicU64::new(0, "OpLog.word"), state: UnsafeCell::new(state, "OpLog.state") },
+            Shared { word: AtomicU64::new(word, "OpLog.word"), state: UnsafeCell::new(state, "OpLog.state") },
             owner,
         );
         OpLog { shared }
@@ -169,7 +185,42 @@ impl<L: LogKind> OpLog<L> {
     /// re-entrant mutex would.
     #[inline]
     pub fn update(&self, op: L::Op) {
-        self.obj().append(op);
+        let obj = self.obj();
+        // Relaxed: a stale answer is correct either way (module docs, "Representations").
+        if obj.get().word.load(Ordering::Relaxed) & DIRECT == 0 {
+            obj.append(op);
+        } else {
+            obj.update_direct(op);
+        }
+    }
+
+    /// Moves the object to `to` now ([`Representation::Adaptive`] leaves it where it is):
+    /// applies everything logged, then switches, under the object lock. In an adaptive
+    /// domain the policy may move it again; pin the domain's
+    /// [`Config::representation`](crate::Config::representation) to keep it.
+    ///
+    /// # Panics
+    /// As [`OpLog::synchronize`].
+    pub fn switch_representation(&self, to: Representation) {
+        let obj = self.obj();
+        let _lock = obj.lock("switch_representation");
+        obj.sync_locked();
+        let direct = match to {
+            Representation::Adaptive => return,
+            Representation::Logged => false,
+            Representation::Direct => true,
+        };
+        obj.set_policy(direct, 0);
+    }
+
+    /// The representation this object is in now (see [`Representation`]; never
+    /// [`Representation::Adaptive`]).
+    pub fn representation(&self) -> Representation {
+        if self.obj().get().word.load(Ordering::Relaxed) & DIRECT == 0 {
+            Representation::Logged
+        } else {
+            Representation::Direct
+        }
     }
 
     /// Applies every logged update and returns a guard giving access to the up-to-date
@@ -182,7 +233,8 @@ impl<L: LogKind> OpLog<L> {
     pub fn synchronize(&self) -> Synced<'_, L> {
         let obj = self.obj();
         let lock = obj.lock("read or synchronize");
-        obj.sync_locked();
+        let gathered = obj.sync_locked();
+        obj.observe_read(gathered);
         Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
     }
 
@@ -346,6 +398,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if guard.published() != id {
                 guard.publish(id);
             }
+            guard.pushes = guard.pushes.wrapping_add(1);
             let len = L::push(&mut guard.log, op, stamp);
             let backlog = if len >= d.max_log_len { self.hand_off(&mut guard, core) } else { 0 };
             drop(guard);
@@ -443,6 +496,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         slot.owner = self.as_owner();
+        slot.pushes = 0;
         // Set under the slot lock, before the first push: a synchronize that does not see
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
         self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
@@ -516,9 +570,84 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Gathers and applies every logged update. The object lock is held.
-    fn sync_locked(self) {
-        let batch = self.gather(false);
+    /// Returns an estimate of how many operations it gathered (for the adaptive policy).
+    fn sync_locked(self) -> usize {
+        let (batch, ops) = self.gather(false);
         self.apply_locked(batch);
+        ops
+    }
+
+    /// An update in the direct representation: applied in place under the object lock,
+    /// after everything logged before it (module docs, "Representations").
+    #[cold]
+    #[inline(never)]
+    fn update_direct(self, op: L::Op) {
+        let Some(lock) = self.try_lock() else {
+            if reentry::holds(self.id() as usize) {
+                // From inside this object's own `exec` or read closure: log it instead.
+                return self.append(op);
+            }
+            return self.update_direct_contended(op);
+        };
+        self.apply_direct(lock, op);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn update_direct_contended(self, op: L::Op) {
+        let lock = self.lock("update");
+        self.apply_direct(lock, op);
+    }
+
+    fn apply_direct(self, mut lock: ObjectLock<'a, L>, op: L::Op) {
+        // Logs may hold updates from before the switch, or from updates that read the
+        // representation just before it: they come first.
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.sync_locked())) {
+            // Another operation panicked; the ones after it wait in the backlog, so this
+            // update is logged behind them (kept, in order) before the panic goes on.
+            self.append(op);
+            drop(lock);
+            resume_unwind(p);
+        }
+        let state = self.get().state.get_mut();
+        // SAFETY: the object lock is held, so this is the only access to the state.
+        L::exec(unsafe { state.deref() }, op);
+        lock.count_direct_update = true;
+    }
+
+    /// The adaptive policy's step at a read (module docs, "Representations"): `gathered`
+    /// operations were logged since the last synchronize. The object lock is held.
+    fn observe_read(self, gathered: usize) {
+        if self.domain().representation != Representation::Adaptive {
+            return;
+        }
+        let word = &self.get().word;
+        let now = word.load(Ordering::Relaxed);
+        let score = (now & SCORE) >> SCORE_SHIFT;
+        let (direct, score) = if now & DIRECT != 0 {
+            // The score counts direct updates since the last read.
+            (score < TO_LOGGED, 0)
+        } else if gathered < SMALL_BATCH {
+            // The score counts reads in a row that found little logged.
+            if score + 1 >= TO_DIRECT { (true, 0) } else { (false, score + 1) }
+        } else {
+            (false, 0)
+        };
+        self.set_policy(direct, score);
+    }
+
+    /// Sets the representation and the policy's score. The object lock is held.
+    fn set_policy(self, direct: bool, score: u64) {
+        let word = &self.get().word;
+        let policy = if direct { DIRECT } else { 0 } | (score << SCORE_SHIFT);
+        let mut cur = word.load(Ordering::Relaxed);
+        // Core bits may be set meanwhile (an install): only the policy bits change.
+        while cur & (DIRECT | SCORE) != policy {
+            match word.compare_exchange(cur, (cur & !(DIRECT | SCORE)) | policy, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(seen) => cur = seen,
+            }
+        }
     }
 
     /// Applies `batch` to the instance. The object lock is held. If an operation panics,
@@ -547,24 +676,31 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Collects, at one instant, every operation logged for this object: its backlog,
     /// then the log of each core whose slot publishes it (module docs, "Synchronize").
     /// With `release`, also gives up every slot it owns (for drop).
-    fn gather(self, release: bool) -> L::Batch {
+    fn gather(self, release: bool) -> (L::Batch, usize) {
         let d = self.domain();
+        if !release && self.quiescent() {
+            return (L::Batch::default(), 0);
+        }
         let mut held = HeldSlots::lock(self, release);
         let mut batch = L::Batch::default();
+        let mut ops = 0;
         if let Some(backlog) = d.pending.take(self.id()) {
             batch = backlog.carry;
+            // Handed-off logs are full; evicted ones are counted as full too.
+            ops += backlog.evicted.len() * d.max_log_len;
             for (core, mut log) in backlog.evicted {
                 L::gather(&mut batch, core, &mut log);
             }
         }
         let Some(slots) = held.slots.as_mut() else {
-            return batch;
+            return (batch, ops);
         };
         let mut still_owned = 0;
         let mut emptied = Vec::with_capacity(slots.len());
         for (i, (core, _, data)) in slots.iter_mut().enumerate() {
             if data.owner == self.as_owner() {
                 L::gather(&mut batch, core, &mut data.log);
+                ops += std::mem::take(&mut data.pushes) as usize;
                 emptied.push(i);
                 if release {
                     data.owner = NO_OWNER;
@@ -585,14 +721,27 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        batch
+        (batch, ops)
+    }
+
+    /// Whether nothing is logged for this object: no slot publishes it and it has no
+    /// backlog. Slots first: a hand-off puts a log in the backlog before its slot stops
+    /// publishing the object. The object lock is held, so a `true` stays true for
+    /// everything that completed before the check (module docs, "Synchronize").
+    #[inline]
+    fn quiescent(self) -> bool {
+        let d = self.domain();
+        let index = self.slot_index(d.slot_mask);
+        let id = self.id() as usize;
+        let bits = self.get().word.load(Ordering::SeqCst) & CORE_BITS;
+        cores_of(bits, d.cores()).all(|c| d.slots.published(c, index) != id) && !d.pending.has(self.id())
     }
 
     /// Applies everything and gives up every slot, continuing past panicking operations
     /// (drop and `into_inner`); returns the first panic. The object lock is held by the
     /// only remaining owner.
     fn retire(self) -> Option<Box<dyn Any + Send>> {
-        let mut batch = self.gather(true);
+        let (mut batch, _) = self.gather(true);
         let state = self.get().state.get_mut();
         let mut first = None;
         while L::batch_len(&batch) > 0 {
@@ -635,19 +784,28 @@ impl<L: LogKind> Eviction<L> {
 /// Holds an object's lock bit; releases it on drop.
 struct ObjectLock<'a, L: LogKind> {
     obj: Obj<'a, L>,
+    /// Count a direct update in the policy's score when unlocking.
+    count_direct_update: bool,
     _holding: reentry::Holding,
 }
 
 impl<'a, L: LogKind> ObjectLock<'a, L> {
     /// The guard of a lock the calling thread has just taken.
     fn held(obj: Obj<'a, L>) -> Self {
-        ObjectLock { obj, _holding: reentry::Holding::new(obj.id() as usize) }
+        ObjectLock { obj, count_direct_update: false, _holding: reentry::Holding::new(obj.id() as usize) }
     }
 }
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
     fn drop(&mut self) {
-        self.obj.unlock();
+        let word = &self.obj.get().word;
+        if self.count_direct_update && word.load(Ordering::Relaxed) & SCORE != SCORE {
+            // Unlock and count the update in one instruction: LOCK is set, so subtracting
+            // it borrows nothing, and the score is below its maximum.
+            word.fetch_add((1u64 << SCORE_SHIFT).wrapping_sub(LOCK), Ordering::Release);
+        } else {
+            self.obj.unlock();
+        }
     }
 }
 

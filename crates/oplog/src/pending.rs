@@ -87,6 +87,13 @@ impl<L: LogKind> Pending<L> {
         shard.map.lock().get(&id).map_or(0, |b| b.evicted.len())
     }
 
+    /// Whether object `id` has a backlog (no lock when its shard is empty).
+    #[inline]
+    pub(crate) fn has(&self, id: u64) -> bool {
+        let shard = self.shard(id);
+        shard.entries.load(Ordering::SeqCst) != 0 && shard.map.lock().contains_key(&id)
+    }
+
     /// Removes and returns object `id`'s backlog, if it has one.
     pub(crate) fn take(&self, id: u64) -> Option<Backlog<L>> {
         let shard = self.shard(id);

@@ -21,6 +21,9 @@ pub(crate) struct SlotData<L: LogKind> {
     /// that one slot's stamps never decrease (a thread may read its clock on one CPU and
     /// push on another).
     pub(crate) last_stamp: u64,
+    /// Updates pushed by the owner since its log here was last gathered (the adaptive
+    /// policy's measure of how much a synchronize merges; `object`, "Representations").
+    pub(crate) pushes: u32,
     /// The owner's log on this core.
     pub(crate) log: L::Log,
 }
@@ -31,6 +34,6 @@ unsafe impl<L: LogKind> Send for SlotData<L> {}
 
 impl<L: LogKind> Default for SlotData<L> {
     fn default() -> Self {
-        Self { owner: NO_OWNER, last_stamp: 0, log: L::Log::default() }
+        Self { owner: NO_OWNER, last_stamp: 0, pushes: 0, log: L::Log::default() }
     }
 }

@@ -18,7 +18,7 @@
 mod common;
 
 use common::{CountedOp, Rng, SetOp, pin_round_robin, quiet_expected_panics, with_watchdog};
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation};
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -452,14 +452,18 @@ fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
 }
 
 /// Issue 16, item 1 at random: 4 threads on few cores, 1 % panicking operations, tiny log
-/// caches and logs, so updates hand off logs, evict each other and apply backlogs that
-/// panic. Every operation that does not panic is applied exactly once.
+/// caches and logs, so updates hand off logs, evict each other, apply backlogs that panic
+/// and (adaptive and direct) apply in place after logs that panic, in every
+/// representation. Every operation that does not panic is applied exactly once.
 #[test]
 fn fault_random_panics_lose_no_update() {
     quiet_expected_panics();
     with_watchdog("random panics", LIMIT, || {
         const PER_THREAD: u64 = if cfg!(miri) { 50 } else { 20_000 };
-        for config in [Config::per_cpu(), Config::per_thread()] {
+        let configs = [Representation::Adaptive, Representation::Logged, Representation::Direct]
+            .into_iter()
+            .flat_map(|r| [Config::per_cpu().representation(r), Config::per_thread().representation(r)]);
+        for config in configs {
             let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(2).max_log_len(4)).unwrap();
             let execs = Arc::new(AtomicUsize::new(0));
             let objects: Vec<_> = (0..3).map(|_| OpLog::with_domain(&d, BTreeSet::new())).collect();

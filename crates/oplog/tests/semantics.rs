@@ -115,3 +115,54 @@ fn a_synced_guard_gives_mutable_access_and_blocks_other_readers_only() {
     drop(g);
     assert_eq!(set.read(|s| s.iter().copied().collect::<Vec<_>>()), vec![1, 2, 7]);
 }
+
+#[test]
+fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
+    use oplog::Representation::{Adaptive, Direct, Logged};
+    let d = Domain::<Unordered<SetOp>>::new(Config::per_cpu()).unwrap();
+    assert_eq!(d.representation(), Adaptive, "adaptive is the default");
+    let set = OpLog::with_domain(&d, BTreeSet::new());
+    assert_eq!(set.representation(), Logged, "objects start logged");
+    // Read-heavy: reads that find little logged move it to direct.
+    for k in 0..8 {
+        set.update(SetOp::Add(k));
+        set.read(|_| ());
+    }
+    assert_eq!(set.representation(), Direct);
+    // Update-heavy: a read after many direct updates moves it back.
+    for k in 100..200 {
+        set.update(SetOp::Add(k));
+    }
+    assert_eq!(set.read(BTreeSet::len), 108, "direct updates are applied in place, in order with the logged ones");
+    assert_eq!(set.representation(), Logged);
+    for pinned in [Logged, Direct] {
+        let d = Domain::<Unordered<SetOp>>::new(Config::per_cpu().representation(pinned)).unwrap();
+        let set = OpLog::with_domain(&d, BTreeSet::new());
+        for k in 0..300 {
+            set.update(SetOp::Add(k));
+            if k % 150 < 20 {
+                set.read(|_| ());
+            }
+            assert_eq!(set.representation(), pinned);
+        }
+        assert_eq!(set.read(BTreeSet::len), 300);
+    }
+}
+
+#[test]
+fn a_switch_keeps_the_order_of_ordered_updates() {
+    // Updates logged before the switch to direct are applied before the first direct one.
+    let d = Domain::<Ordered<SetOp>>::new(Config::per_cpu()).unwrap();
+    let set = OpLog::with_domain(&d, BTreeSet::new());
+    for k in 0..4 {
+        set.update(SetOp::Add(k));
+        set.read(|_| ());
+    }
+    assert_eq!(set.representation(), oplog::Representation::Direct);
+    std::thread::scope(|s| {
+        s.spawn(|| set.update(SetOp::Remove(1)));
+    });
+    set.update(SetOp::Add(1));
+    set.update(SetOp::Remove(2));
+    assert_eq!(set.read(|s| s.iter().copied().collect::<Vec<_>>()), vec![0, 1, 3]);
+}

@@ -254,3 +254,40 @@ impl Adapter for CollidingSets {
         independent(rng, threads, ops, |rng| (rng.bool(), random_set_op(rng, true)))
     }
 }
+
+/// An ordered set whose every call first moves it to the other representation
+/// ([`OpLog::switch_representation`]), so histories switch between logged and direct
+/// updates while other threads' operations are in flight.
+pub struct SwitchingSet {
+    set: SetObject<true>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Concurrent<SetModel> for SwitchingSet {
+    fn call(&self, op: &SetOp) -> SetRet {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let to = if n % 2 == 0 { oplog::Representation::Direct } else { oplog::Representation::Logged };
+        self.set.0.switch_representation(to);
+        self.set.call(op)
+    }
+}
+
+/// [`SwitchingSet`]s of one domain.
+pub struct SwitchingSetAdapter(pub SetAdapter<true>);
+
+impl Adapter for SwitchingSetAdapter {
+    type Model = SetModel;
+    type Object = SwitchingSet;
+    fn model(&self) -> SetModel {
+        SetModel
+    }
+    fn name(&self) -> String {
+        format!("{}, switching representation on every call", self.0.name())
+    }
+    fn new_object(&self) -> SwitchingSet {
+        SwitchingSet { set: self.0.new_object(), calls: Default::default() }
+    }
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<SetOp>> {
+        self.0.plans(rng, threads, ops)
+    }
+}

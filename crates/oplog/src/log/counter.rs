@@ -44,6 +44,11 @@ impl LogKind for CounterLog {
     fn apply(state: &mut i64, batch: &mut i64) {
         *state = state.wrapping_add(std::mem::take(batch));
     }
+
+    #[inline]
+    fn exec(state: &mut i64, op: i64) {
+        *state = state.wrapping_add(op);
+    }
 }
 
 #[cfg(test)]

@@ -88,6 +88,18 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// applies global absorption, then applies the operations to `state` in order,
     /// removing each from `batch` before running it.
     fn apply(state: &mut Self::State, batch: &mut Self::Batch);
+
+    /// Applies one operation to `state` at once: an update of an object in the direct
+    /// representation ([`Representation::Direct`](crate::Representation::Direct)), after
+    /// every logged operation has been applied. The default pushes it to an empty log and
+    /// applies that; kinds override it to skip the log.
+    fn exec(state: &mut Self::State, op: Self::Op) {
+        let mut log = Self::Log::default();
+        Self::push(&mut log, op, 0);
+        let mut batch = Self::Batch::default();
+        Self::gather(&mut batch, 0, &mut log);
+        Self::apply(state, &mut batch);
+    }
 }
 
 /// A deferrable update operation on a sequential type: the `Op` of 000 Figure 6.

@@ -160,6 +160,12 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             op.exec(state);
         }
     }
+
+    /// Runs the operation: nothing is logged, so there is nothing to absorb it into.
+    #[inline]
+    fn exec(state: &mut U::Target, op: U) {
+        op.exec(state);
+    }
 }
 
 #[cfg(test)]
