@@ -3,7 +3,8 @@
 //! a read right after an update, in a per-CPU and a per-thread domain.
 //!
 //! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
-//! 20,000,000; a small value suits `valgrind --tool=callgrind`)
+//! 20,000,000; a small value suits `valgrind --tool=callgrind`; `HOTPATH_DOMAIN=per-cpu` or
+//! `per-thread` runs one domain only)
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Unordered, Update};
 use std::hint::black_box;
 use std::time::Instant;
@@ -43,7 +44,11 @@ fn time(name: &str, n: u64, mut f: impl FnMut(u64)) {
 
 fn main() {
     let n: u64 = std::env::var("HOTPATH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000_000);
+    let only = std::env::var("HOTPATH_DOMAIN").ok();
     for (name, config) in [("per-cpu", Config::per_cpu()), ("per-thread", Config::per_thread())] {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let d = Domain::<CounterLog>::new(config.clone()).unwrap();
         println!("{name} (owner fast path: {})", d.owner_fast_path());
         let c = Counter::with_domain(&d, 0);

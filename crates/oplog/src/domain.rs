@@ -7,6 +7,7 @@
 use crate::log::LogKind;
 use crate::object::Shared;
 use crate::pending::Pending;
+use crate::readers::Readers;
 
 use crate::percore::{CoreMode, PerCore};
 use crate::slab::Slab;
@@ -223,6 +224,8 @@ pub struct Domain<L: LogKind> {
     /// The log caches: `cache_slots` slots per core (see `slot`).
     pub(crate) slots: PerCore<SlotData<L>>,
     pub(crate) pending: Pending<L>,
+    /// Where concurrent reads announce themselves (see `readers`).
+    pub(crate) readers: Readers,
     /// Where this domain's objects live (see `slab`).
     pub(crate) slab: Slab<Shared<L>>,
 }
@@ -285,6 +288,7 @@ impl<L: LogKind> Domain<L> {
             clock,
             slots,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
+            readers: Readers::new(ordo::cpu::possible()),
             slab: Slab::new(),
         }))
     }
@@ -352,7 +356,7 @@ impl<L: LogKind> Domain<L> {
     /// Bytes held by the log caches allocated so far: the domain's fixed cost, which does
     /// not grow with the number of objects (logs' heap storage not included).
     pub fn cache_footprint(&self) -> usize {
-        self.slots.footprint()
+        self.slots.footprint() + self.readers.footprint()
     }
 
     /// Number of live objects in this domain.

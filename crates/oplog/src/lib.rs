@@ -140,6 +140,7 @@ mod object;
 mod pending;
 pub mod percore;
 pub mod primitive;
+mod readers;
 mod reentry;
 mod slab;
 mod slot;

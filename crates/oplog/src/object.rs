@@ -50,7 +50,7 @@ use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
 use crate::percore::{Entered, Remote};
-use crate::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
+use crate::primitive::{AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell};
 use crate::reentry;
 use crate::slab::Slab;
 use crate::slot::{NO_OWNER, SlotData};
@@ -67,23 +67,26 @@ use std::sync::Arc;
 const LOCK: u64 = 1 << 63;
 /// Bit 62: the object is in the direct representation (module docs, "Representations").
 const DIRECT: u64 = 1 << 62;
-/// Bits 54..62: the adaptive policy's score (module docs, "Representations"), changed
+/// Bit 61: reads may take the concurrent path (module docs, "Concurrent reads"); every
+/// lock acquisition then waits for the readers in the domain's table and clears it.
+const BIAS: u64 = 1 << 61;
+/// Bits 53..61: the adaptive policy's score (module docs, "Representations"), changed
 /// only by the lock's holder.
-const SCORE_SHIFT: u32 = 54;
+const SCORE_SHIFT: u32 = 53;
 const SCORE_MAX: u64 = 0xff;
 const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
-/// Bits 0..54: core `c` may own a slot for the object if bit `c % 54` is set.
+/// Bits 0..53: core `c` may own a slot for the object if bit `c % 53` is set.
 const CORE_BITS: u64 = (1 << SCORE_SHIFT) - 1;
 const CORE_BIT_COUNT: usize = SCORE_SHIFT as usize;
 
 /// Logged representation: a read that finds fewer operations than this logged since the
 /// last one counts towards the switch to direct.
-const SMALL_BATCH: usize = 16;
+const SMALL_BATCH: usize = 4;
 /// Logged representation: this many such reads in a row switch the object to direct.
 const TO_DIRECT: u64 = 4;
 /// Direct representation: a read that follows at least this many direct updates switches
 /// the object back to logged.
-const TO_LOGGED: u64 = 64;
+const TO_LOGGED: u64 = 8;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
 /// synchronize already in progress instead of leaving the log to it; so does a backlog of
@@ -235,6 +238,8 @@ impl<L: LogKind> OpLog<L> {
         let lock = obj.lock("read or synchronize");
         let gathered = obj.sync_locked();
         obj.observe_read(gathered);
+        // The guard gives mutable access.
+        obj.exclude_readers();
         Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
     }
 
@@ -243,7 +248,14 @@ impl<L: LogKind> OpLog<L> {
     /// # Panics
     /// As [`OpLog::synchronize`], or if `f` panics.
     pub fn read<R>(&self, f: impl FnOnce(&L::State) -> R) -> R {
-        f(&self.synchronize())
+        let obj = self.obj();
+        if let Some(reader) = obj.enter_reader() {
+            // SAFETY: `enter_reader` validated the entry.
+            let r = f(unsafe { reader.state() });
+            drop(reader);
+            return r;
+        }
+        obj.read_locked(f)
     }
 
     /// Applies every logged update and returns the instance.
@@ -486,7 +498,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // A log that may be applied alone is applied at once if the victim's lock is
             // free (a try-lock: the reverse of the usual lock order); every other log goes
             // to the victim's backlog, with no lock, no barrier and no other core's slot.
-            if L::APPLY_ALONE && v.try_lock_raw() {
+            if L::APPLY_ALONE && !reentry::involved(v.id() as usize) && v.try_lock_raw() {
+                // The victim stops looking quiescent to concurrent readers when this slot
+                // publishes its new owner: they must wait for the apply.
+                v.exclude_readers();
                 let mut batch = L::Batch::default();
                 L::gather(&mut batch, core, &mut log);
                 eviction = Some(Eviction { victim: v.ptr, batch });
@@ -512,11 +527,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// whether the next install should check the backlog again (it synchronized).
     #[cold]
     fn apply_backlog(self, waiting: usize) -> bool {
+        if reentry::involved(self.id() as usize) {
+            // This thread holds the lock or reads the object (an update from inside the
+            // object's own `exec` or read closure): the synchronize it is running, or the
+            // next, takes the backlog.
+            return false;
+        }
         let lock = match self.try_lock() {
             Some(lock) => lock,
-            // This thread holds the lock (an update from inside the object's own `exec` or
-            // read closure): the synchronize it is running, or the next, takes the backlog.
-            None if reentry::holds(self.id() as usize) => return false,
             None if waiting >= HARD_LIMIT_FACTOR * self.domain().backlog_limit => self.lock("update"),
             // A synchronize is running: it or the next will take the backlog.
             None => return false,
@@ -572,6 +590,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Gathers and applies every logged update. The object lock is held.
     /// Returns an estimate of how many operations it gathered (for the adaptive policy).
     fn sync_locked(self) -> usize {
+        if self.quiescent() {
+            return 0;
+        }
+        // Before the gather: a concurrent reader must not find the logs gone before their
+        // operations are applied.
+        self.exclude_readers();
         let (batch, ops) = self.gather(false);
         self.apply_locked(batch);
         ops
@@ -582,11 +606,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[cold]
     #[inline(never)]
     fn update_direct(self, op: L::Op) {
+        if reentry::involved(self.id() as usize) {
+            // From inside this object's own `exec` or read closure: log it instead.
+            return self.append(op);
+        }
         let Some(lock) = self.try_lock() else {
-            if reentry::holds(self.id() as usize) {
-                // From inside this object's own `exec` or read closure: log it instead.
-                return self.append(op);
-            }
             return self.update_direct_contended(op);
         };
         self.apply_direct(lock, op);
@@ -609,21 +633,114 @@ impl<'a, L: LogKind> Obj<'a, L> {
             drop(lock);
             resume_unwind(p);
         }
+        self.exclude_readers();
         let state = self.get().state.get_mut();
-        // SAFETY: the object lock is held, so this is the only access to the state.
+        // SAFETY: the object lock is held and readers excluded, so this is the only access
+        // to the state.
         L::exec(unsafe { state.deref() }, op);
         lock.count_direct_update = true;
+    }
+
+    /// A read through the object lock: synchronizes, runs `f`, and lets the following
+    /// reads take the concurrent path until the next change (module docs, "Concurrent
+    /// reads").
+    #[cold]
+    #[inline(never)]
+    fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R) -> R {
+        let lock = self.lock("read or synchronize");
+        let gathered = self.sync_locked();
+        let word = &self.get().word;
+        let before = word.load(Ordering::Relaxed);
+        self.observe_read(gathered);
+        let state = self.get().state.get();
+        // SAFETY: the object lock is held, so no write access to the state is live.
+        let r = f(unsafe { state.deref() });
+        drop(state);
+        // Logged, updates never revoke the bias (only synchronizes that find logs do);
+        // direct, each update does, so only a second read in a row with no update between
+        // restores it (against churn in write-heavy mixes).
+        let direct_updates = (before & SCORE) >> SCORE_SHIFT;
+        if before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0) {
+            word.fetch_or(BIAS, Ordering::SeqCst);
+        }
+        drop(lock);
+        r
+    }
+
+    /// Enters the domain's reader table for this object if the object is biased towards
+    /// concurrent reads and has nothing logged (module docs, "Concurrent reads"); `None`
+    /// sends the read through the lock.
+    #[inline]
+    fn enter_reader(self) -> Option<Reader<'a, L>> {
+        let word = &self.get().word;
+        if word.load(Ordering::SeqCst) & BIAS == 0 {
+            return None;
+        }
+        let id = self.id() as usize;
+        let cell = self.domain().readers.cell(id / std::mem::size_of::<Shared<L>>());
+        if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+            return None;
+        }
+        let reader = Reader { cell, state: Some(self.get().state.get()), _holding: reentry::Holding::reading(id) };
+        // After announcing the reader: a writer either sees the announcement (and waits)
+        // or cleared the bias before this load (`exclude_readers`).
+        if word.load(Ordering::SeqCst) & BIAS == 0 || !self.quiescent() {
+            return None;
+        }
+        Some(reader)
+    }
+
+    /// Makes the instance writable: revokes the bias towards concurrent reads and waits
+    /// for the concurrent readers to leave (module docs, "Concurrent reads"). Called with
+    /// the object lock held before anything changes the instance; reads through the lock
+    /// that change nothing leave the concurrent readers be.
+    #[inline]
+    fn exclude_readers(self) {
+        let word = &self.get().word;
+        if word.load(Ordering::SeqCst) & BIAS != 0 {
+            // Clear first, then wait: a reader that announces itself after the scan passes
+            // its cell sees the bias gone. The next reads go through the lock until one
+            // finds nothing changed again.
+            word.fetch_and(!BIAS, Ordering::SeqCst);
+            self.wait_for_readers();
+        }
+    }
+
+    /// Waits until no reader of the domain's table reads this object. The object lock is
+    /// held. Panics if the calling thread is one of them (a write inside its own read
+    /// closure).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_readers(self) {
+        let id = self.id() as usize;
+        let readers = &self.domain().readers;
+        let key = id / std::mem::size_of::<Shared<L>>();
+        for cpu in 0..readers.cpus() {
+            let cell = readers.cell_of(cpu, key);
+            if cell.load(Ordering::SeqCst) != id {
+                continue;
+            }
+            reentry::check_reading(id);
+            let mut backoff = Backoff::default();
+            while cell.load(Ordering::SeqCst) == id {
+                backoff.snooze();
+            }
+        }
     }
 
     /// The adaptive policy's step at a read (module docs, "Representations"): `gathered`
     /// operations were logged since the last synchronize. The object lock is held.
     fn observe_read(self, gathered: usize) {
-        if self.domain().representation != Representation::Adaptive {
-            return;
-        }
         let word = &self.get().word;
         let now = word.load(Ordering::Relaxed);
         let score = (now & SCORE) >> SCORE_SHIFT;
+        if self.domain().representation != Representation::Adaptive {
+            // Pinned: only restart the count of direct updates since the last read.
+            if score != 0 {
+                self.set_policy(now & DIRECT != 0, 0);
+            }
+            return;
+        }
         let (direct, score) = if now & DIRECT != 0 {
             // The score counts direct updates since the last read.
             (score < TO_LOGGED, 0)
@@ -667,6 +784,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
+        self.exclude_readers();
         let keep = Keep { obj: self, batch: &mut batch };
         let state = self.get().state.get_mut();
         // SAFETY: the object lock is held, so this is the only access to the state.
@@ -678,9 +796,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// With `release`, also gives up every slot it owns (for drop).
     fn gather(self, release: bool) -> (L::Batch, usize) {
         let d = self.domain();
-        if !release && self.quiescent() {
-            return (L::Batch::default(), 0);
-        }
         let mut held = HeldSlots::lock(self, release);
         let mut batch = L::Batch::default();
         let mut ops = 0;
@@ -695,6 +810,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let Some(slots) = held.slots.as_mut() else {
             return (batch, ops);
         };
+        if !release {
+            // A synchronize that had to take slots will likely come back: later ones then
+            // need no barrier (owners take the slots' spin locks until they have entered
+            // them `SPIN_MODE_ENTRIES` times without one; `percore::OwnerLock`).
+            slots.keep_spin_mode(true);
+        }
         let mut still_owned = 0;
         let mut emptied = Vec::with_capacity(slots.len());
         for (i, (core, _, data)) in slots.iter_mut().enumerate() {
@@ -741,6 +862,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// (drop and `into_inner`); returns the first panic. The object lock is held by the
     /// only remaining owner.
     fn retire(self) -> Option<Box<dyn Any + Send>> {
+        self.exclude_readers();
         let (mut batch, _) = self.gather(true);
         let state = self.get().state.get_mut();
         let mut first = None;
@@ -806,6 +928,35 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         } else {
             self.obj.unlock();
         }
+    }
+}
+
+/// A read on the concurrent path: the calling thread's entry in the domain's reader table
+/// (see `crate::readers`), cleared on drop.
+struct Reader<'a, L: LogKind> {
+    cell: &'a AtomicUsize,
+    /// `Some` until drop; dropped before the cell is cleared so loom sees the access end
+    /// inside the entry.
+    state: Option<ConstPtr<L::State>>,
+    _holding: reentry::Holding,
+}
+
+impl<L: LogKind> Reader<'_, L> {
+    /// The instance.
+    ///
+    /// # Safety
+    /// The entry must have been validated ([`Obj::enter_reader`] returned it).
+    unsafe fn state(&self) -> &L::State {
+        // SAFETY: `state` is Some until drop; a validated entry excludes every write
+        // access (module docs, "Concurrent reads").
+        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+    }
+}
+
+impl<L: LogKind> Drop for Reader<'_, L> {
+    fn drop(&mut self) {
+        self.state = None;
+        self.cell.store(0, Ordering::Release);
     }
 }
 

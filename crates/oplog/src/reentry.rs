@@ -26,7 +26,7 @@ use std::cell::Cell;
 const TRACKED: usize = 4;
 
 thread_local_const! {
-    static HELD: Cell<[usize; TRACKED]> = Cell::new([0; TRACKED]);
+    static HELD: [Cell<usize>; TRACKED] = [const { Cell::new(0) }; TRACKED];
 }
 
 thread_local_const! {
@@ -39,14 +39,20 @@ pub(crate) struct Holding {
 }
 
 impl Holding {
-    /// Records that the calling thread now holds the lock of object `id` (non-zero).
+    /// Records that the calling thread now reads object `id` (non-zero, even) on the
+    /// concurrent path, without its lock.
+    #[inline]
+    pub(crate) fn reading(id: usize) -> Self {
+        Self::new(id | 1)
+    }
+
+    /// Records that the calling thread now holds the lock of object `id` (non-zero, even).
+    #[inline]
     pub(crate) fn new(id: usize) -> Self {
         let slot = HELD
             .try_with(|h| {
-                let mut all = h.get();
-                let i = all.iter().position(|&x| x == 0)?;
-                all[i] = id;
-                h.set(all);
+                let i = h.iter().position(|x| x.get() == 0)?;
+                h[i].set(id);
                 Some(i)
             })
             .ok()
@@ -56,20 +62,34 @@ impl Holding {
 }
 
 impl Drop for Holding {
+    #[inline]
     fn drop(&mut self) {
         if let Some(i) = self.slot {
-            let _ = HELD.try_with(|h| {
-                let mut all = h.get();
-                all[i] = 0;
-                h.set(all);
-            });
+            let _ = HELD.try_with(|h| h[i].set(0));
         }
     }
 }
 
 /// Whether the calling thread holds the lock of object `id`.
 pub(crate) fn holds(id: usize) -> bool {
-    HELD.try_with(|h| h.get().contains(&id)).unwrap_or(false)
+    HELD.try_with(|h| h.iter().any(|x| x.get() == id)).unwrap_or(false)
+}
+
+/// Whether the calling thread holds the lock of object `id` or reads it concurrently.
+pub(crate) fn involved(id: usize) -> bool {
+    holds(id) || holds(id | 1)
+}
+
+/// Panics if the calling thread reads object `id` on the concurrent path: a writer is about
+/// to wait for it to leave.
+#[cold]
+pub(crate) fn check_reading(id: usize) {
+    if holds(id | 1) {
+        panic!(
+            "oplog: synchronize, update or drop of an object from inside its own read closure: \
+             the closure reads without the lock, and the change would wait for it forever"
+        );
+    }
 }
 
 /// Panics if the calling thread holds the lock of object `id`: it is about to wait for it.

@@ -6,11 +6,11 @@
 //! every operation. Node replication (the `node-replication` crate) reads a local replica
 //! under a readers-writer lock and sends every update through a shared log with flat
 //! combining. The structure is a table of 64 counters ([`stats`]: why it was chosen);
-//! [`wrappers`] holds the wrappers: `oplog`, `mutex`, `node-replication`, and
-//! `oplog-spinlock`, OpLog with the per-CPU slots taken by the texts' spin lock instead of
-//! a restartable sequence. The default (`oplog`) makes updates cheaper, but a synchronize
-//! that takes a slot held by a restartable sequence costs a `membarrier` system call; the
-//! pair shows which side of that trade each mix is on.
+//! [`wrappers`] holds the wrappers: `oplog` (the default configuration: each object adapts
+//! its representation to the mix), the baselines `mutex`, `rwlock` and `node-replication`,
+//! and OpLog pinned to one representation: `oplog-rseq` (logged, slots entered with a
+//! restartable sequence), `oplog-spinlock` (logged, the texts' per-core spin lock) and
+//! `oplog-direct` (updates in place under the object lock).
 //!
 //! Each worker draws operations from its own pseudo-random sequence (SplitMix64, seeded by
 //! the thread index, the same for every wrapper): with probability `update_pct` % an
@@ -18,9 +18,11 @@
 //! repetition the table's total must equal the number of adds the workers made, so a lost
 //! update fails the run. A worker that has stopped keeps calling the wrapper's `help` until
 //! all have stopped (node-replication can otherwise strand a last update for seconds; see
-//! [`wrappers`]). Records carry `update_pct`; the `versus` annex gives, per thread
-//! count and update percentage, OpLog's throughput relative to each baseline and which
-//! wrapper was fastest.
+//! [`wrappers`]). Records carry `update_pct`, and OpLog's records the representation the
+//! object ended the last repetition in (`ended_in`); the `versus` annex gives, per thread
+//! count and update percentage, the best baseline, the default `oplog`'s throughput
+//! relative to it and to each baseline, which wrapper was fastest and what the default
+//! ended in.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -38,12 +40,12 @@ use crate::output::{Annex, Record, Sink, round};
 pub mod stats;
 pub mod wrappers;
 
-use wrappers::{MutexTable, NrTable, OplogTable, SharedTable};
+use wrappers::{MutexTable, NrTable, OplogTable, RwLockTable, SharedTable, mode};
 
 /// Update percentages measured.
-pub const UPDATE_PCTS: [u32; 6] = [0, 10, 50, 90, 99, 100];
+pub const UPDATE_PCTS: [u32; 7] = [0, 1, 10, 50, 90, 99, 100];
 /// Update percentages measured with `--quick`.
-pub const QUICK_UPDATE_PCTS: [u32; 3] = [50, 99, 100];
+pub const QUICK_UPDATE_PCTS: [u32; 4] = [0, 50, 99, 100];
 
 /// Operations between two checks of the stop flag.
 const BATCH: u64 = 32;
@@ -53,7 +55,7 @@ const BATCH: u64 = 32;
 pub struct Entry {
     /// [`SharedTable::ID`].
     pub id: &'static str,
-    measure: fn(&Run, u32) -> Throughput,
+    measure: fn(&Run, u32) -> (Throughput, Option<&'static str>),
 }
 
 impl Entry {
@@ -61,19 +63,26 @@ impl Entry {
         Self { id: T::ID, measure: measure::<T> }
     }
 
-    /// Measures the wrapper at one point with `update_pct` % updates.
-    pub fn measure(&self, run: &Run, update_pct: u32) -> Throughput {
+    /// Measures the wrapper at one point with `update_pct` % updates; also returns what it
+    /// ended the last repetition in ([`SharedTable::ended_in`]).
+    pub fn measure(&self, run: &Run, update_pct: u32) -> (Throughput, Option<&'static str>) {
         (self.measure)(run, update_pct)
     }
 }
 
-/// Every wrapper, in table order.
-pub const IMPLS: [Entry; 4] = [
-    Entry::of::<OplogTable<true>>(),
+/// Every wrapper, in table order: the default, the baselines, the pinned modes.
+pub const IMPLS: [Entry; 7] = [
+    Entry::of::<OplogTable<{ mode::DEFAULT }>>(),
     Entry::of::<MutexTable>(),
+    Entry::of::<RwLockTable>(),
     Entry::of::<NrTable>(),
-    Entry::of::<OplogTable<false>>(),
+    Entry::of::<OplogTable<{ mode::RSEQ }>>(),
+    Entry::of::<OplogTable<{ mode::SPINLOCK }>>(),
+    Entry::of::<OplogTable<{ mode::DIRECT }>>(),
 ];
+
+/// The baselines the default is judged against.
+const BASELINES: [&str; 3] = [MutexTable::ID, RwLockTable::ID, NrTable::ID];
 
 /// SplitMix64: a small, fast generator with full 64-bit output (Steele et al. 2014).
 #[derive(Clone, Debug)]
@@ -113,8 +122,9 @@ struct Shared<T> {
 }
 
 /// Runs wrapper `T` at one point.
-fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> Throughput {
-    run.throughput_checked(
+fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> (Throughput, Option<&'static str>) {
+    let mut ended_in = None;
+    let t = run.throughput_checked(
         || Shared {
             table: T::new(),
             adds: (0..run.threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
@@ -145,10 +155,12 @@ fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> Throughput {
         },
         |shared, _| {
             let adds: u64 = shared.adds.iter().map(|a| a.load(Ordering::Relaxed)).sum();
+            ended_in = shared.table.ended_in();
             let total = shared.table.total();
             assert_eq!(total, adds, "`{}` lost updates: the table sums to {total} after {adds} adds", T::ID);
         },
-    )
+    );
+    (t, ended_in)
 }
 
 /// The `read-mix` experiment.
@@ -156,22 +168,38 @@ fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> Throughput {
 pub struct ReadMix;
 
 impl ReadMix {
-    /// The `versus` annex from `results[(threads, update_pct)] = ops/s per wrapper`.
-    fn versus(points: &[(usize, u32)], results: &HashMap<(usize, u32), Vec<f64>>) -> Annex {
+    /// The `versus` annex from `results[(threads, update_pct)] = (ops/s per wrapper, what
+    /// the default ended in)`.
+    fn versus(points: &[(usize, u32)], results: &HashMap<(usize, u32), (Vec<f64>, Option<&str>)>) -> Annex {
         let mut annex = Annex::new(
             "versus",
-            "oplog throughput relative to each baseline, and the fastest wrapper",
-            &["threads", "update_pct", "oplog_vs_mutex", "oplog_vs_node_replication", "fastest"],
+            "the default oplog against the best baseline and each, the fastest wrapper, and the representation oplog ended in",
+            &[
+                "threads",
+                "update_pct",
+                "best_baseline",
+                "oplog_vs_best",
+                "oplog_vs_mutex",
+                "oplog_vs_rwlock",
+                "oplog_vs_node_replication",
+                "fastest",
+                "oplog_ended_in",
+            ],
         );
         let index = |id: &str| IMPLS.iter().position(|e| e.id == id).expect("a registered wrapper");
-        let (oplog, mutex, nr) = (index(OplogTable::<true>::ID), index(MutexTable::ID), index(NrTable::ID));
+        let oplog = index(OplogTable::<{ mode::DEFAULT }>::ID);
         for point in points {
-            let Some(ops) = results.get(point) else { continue };
+            let Some((ops, ended_in)) = results.get(point) else { continue };
             let ratio = |i: usize| {
                 if ops[i] > 0.0 { json!(round(2, ops[oplog] / ops[i])) } else { json!(null) }
             };
+            let best = BASELINES.iter().map(|id| index(id)).max_by(|&a, &b| ops[a].total_cmp(&ops[b]));
             let fastest = (0..ops.len()).max_by(|&a, &b| ops[a].total_cmp(&ops[b])).map(|i| IMPLS[i].id);
-            annex.row(vec![json!(point.0), json!(point.1), ratio(mutex), ratio(nr), json!(fastest)]);
+            let mut row = vec![json!(point.0), json!(point.1), json!(best.map(|i| IMPLS[i].id))];
+            row.push(best.map_or(json!(null), ratio));
+            row.extend(BASELINES.iter().map(|id| ratio(index(id))));
+            row.extend([json!(fastest), json!(ended_in)]);
+            annex.row(row);
         }
         annex
     }
@@ -183,7 +211,7 @@ impl Experiment for ReadMix {
     }
 
     fn description(&self) -> &'static str {
-        "ops/s of a 64-counter table wrapped as OpLog, Mutex and node-replication, by share of updates"
+        "ops/s of a 64-counter table wrapped as OpLog (default and pinned modes), Mutex, RwLock and node-replication, by share of updates"
     }
 
     fn x_axis(&self) -> XAxis {
@@ -204,15 +232,23 @@ impl Experiment for ReadMix {
         for &threads in &settings.threads {
             for &pct in settings.sweep(&UPDATE_PCTS, &QUICK_UPDATE_PCTS) {
                 let mut ops = Vec::new();
+                let mut default_ended_in = None;
                 for entry in IMPLS {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
-                    let t = entry.measure(&run, pct);
+                    let (t, ended_in) = entry.measure(&run, pct);
                     ops.push(t.median);
-                    sink.push(Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct))?;
+                    let mut record = Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct);
+                    if let Some(r) = ended_in {
+                        record = record.with("ended_in", r);
+                    }
+                    if entry.id == OplogTable::<{ mode::DEFAULT }>::ID {
+                        default_ended_in = ended_in;
+                    }
+                    sink.push(record)?;
                 }
                 points.push((threads, pct));
-                results.insert((threads, pct), ops);
+                results.insert((threads, pct), (ops, default_ended_in));
             }
         }
         sink.annex(Self::versus(&points, &results))
@@ -250,16 +286,46 @@ mod tests {
             // Each run checks the table against the adds made. (A single short run can do
             // no work at all when both workers are preempted past its end on a loaded
             // machine; three in a row do not.)
-            let total: f64 = [0, 50, 100].iter().map(|&pct| entry.measure(&run, pct).median).sum();
+            let total: f64 = [0, 50, 100].iter().map(|&pct| entry.measure(&run, pct).0.median).sum();
             assert!(total > 0.0, "{} did nothing", entry.id);
         }
     }
 
     #[test]
     fn versus_names_the_fastest() {
-        let results = HashMap::from([((2, 99), vec![300.0, 100.0, 150.0, 200.0]), ((2, 0), vec![1.0, 4.0, 2.0, 3.0])]);
+        let results = HashMap::from([
+            ((2, 99), (vec![300.0, 100.0, 120.0, 150.0, 1.0, 200.0, 1.0], Some("logged"))),
+            ((2, 0), (vec![1.0, 4.0, 8.0, 2.0, 1.0, 3.0, 9.0], Some("direct"))),
+        ]);
         let annex = ReadMix::versus(&[(2, 0), (2, 99)], &results);
-        assert_eq!(annex.rows[0], vec![json!(2), json!(0), json!(0.25), json!(0.5), json!("mutex")]);
-        assert_eq!(annex.rows[1], vec![json!(2), json!(99), json!(3.0), json!(2.0), json!("oplog")]);
+        let row = |r: &[serde_json::Value]| r.to_vec();
+        assert_eq!(
+            row(&annex.rows[0]),
+            vec![
+                json!(2),
+                json!(0),
+                json!("rwlock"),
+                json!(0.13),
+                json!(0.25),
+                json!(0.13),
+                json!(0.5),
+                json!("oplog-direct"),
+                json!("direct")
+            ]
+        );
+        assert_eq!(
+            row(&annex.rows[1]),
+            vec![
+                json!(2),
+                json!(99),
+                json!("node-replication"),
+                json!(2.0),
+                json!(3.0),
+                json!(2.5),
+                json!(2.0),
+                json!("oplog"),
+                json!("logged")
+            ]
+        );
     }
 }

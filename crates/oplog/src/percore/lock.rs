@@ -3,7 +3,7 @@
 //!
 //! Both are built on [`primitive`](crate::primitive) atomics so that loom checks them.
 
-use crate::primitive::{AtomicBool, Backoff, Ordering, barrier};
+use crate::primitive::{AtomicBool, AtomicUsize, Backoff, Ordering, barrier};
 
 /// A test-and-test-and-set spin lock that yields the CPU after spinning a while.
 ///
@@ -66,13 +66,23 @@ fn owner_reentered() -> ! {
     );
 }
 
+/// Entries of a slot in spin mode (see [`OwnerLock`]) without a remote acquisition, after
+/// which the slot returns to the owner protocol: a barrier costs about as much as this many
+/// uncontended compare-and-swaps on this machine class (microseconds against nanoseconds),
+/// so a slot taken remotely less often than this is cheaper in owner mode.
+pub const SPIN_MODE_ENTRIES: usize = 4096;
+
 /// How an [`OwnerLock`] was taken, so it is released the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Held {
     /// Through the owner's flag (per-thread slots, and per-CPU slots entered by rseq).
     Owner,
-    /// Through the spin lock (per-CPU slots without rseq, and owners' slow paths).
+    /// Through the spin lock (per-CPU slots without rseq, owners' slow paths, and owners
+    /// of a slot in spin mode).
     Shared,
+    /// Through the spin lock, by the entry that ends the slot's spin mode: unlocking
+    /// returns the slot to the owner protocol.
+    SpinModeEnd,
     /// Through the remote protocol (a thread with no owner path into an owner-protocol
     /// slot).
     Remote,
@@ -96,12 +106,24 @@ pub enum Held {
 ///
 /// Per-CPU slots on Linux use the same owner protocol, entered through a restartable
 /// sequence (`rseq`), which needs the flags at fixed offsets: hence `repr(C)`.
+///
+/// **Spin mode.** A slot taken remotely often pays a barrier each time. A remote taker may
+/// leave the slot in *spin mode* instead of releasing it to its owner ([`Remote`'s
+/// `keep_spin_mode`](super::Remote::keep_spin_mode)): `req` stays set, so owners (rseq
+/// sequences and [`OwnerLock::lock_owner`]) see a request and enter through the spin lock,
+/// and later remote takers need no barrier: no owner can be inside, since the barrier that
+/// put the slot in spin mode drained them and every later owner entry sees `req`. The
+/// entry that finds [`SPIN_MODE_ENTRIES`] owner entries since the last remote acquisition
+/// ends spin mode when it unlocks. `spin` and `spin_entries` are only accessed under the
+/// spin lock.
 #[derive(Debug)]
 #[repr(C)]
 pub struct OwnerLock {
     lock: SpinLock,
     pub(crate) busy: AtomicBool,
     pub(crate) req: AtomicBool,
+    spin: AtomicBool,
+    spin_entries: AtomicUsize,
 }
 
 impl Default for OwnerLock {
@@ -117,6 +139,8 @@ impl OwnerLock {
             lock: SpinLock::new("Slot.lock"),
             busy: AtomicBool::new(false, "Slot.busy"),
             req: AtomicBool::new(false, "Slot.req"),
+            spin: AtomicBool::new(false, "Slot.spin"),
+            spin_entries: AtomicUsize::new(0, "Slot.spin_entries"),
         }
     }
 
@@ -148,7 +172,35 @@ impl OwnerLock {
     #[cold]
     fn owner_back_off(&self) -> Held {
         self.busy.store(false, Ordering::Release);
-        self.lock_shared()
+        self.lock.lock();
+        // The owner is the only thread that enters through the owner flag, so holding the
+        // spin lock excludes everyone, whatever the mode.
+        self.count_spin_entry()
+    }
+
+    /// An owner's entry through the spin lock of a slot that may be in spin mode (the rseq
+    /// sequence saw `req`): `Some` if it is, with the lock held; `None` (lock released) if
+    /// the request was a remote acquisition that has ended: try the owner path again.
+    #[cold]
+    pub fn enter_spin_mode(&self) -> Option<Held> {
+        self.lock.lock();
+        if self.spin.load(Ordering::Relaxed) {
+            Some(self.count_spin_entry())
+        } else {
+            self.lock.unlock();
+            None
+        }
+    }
+
+    /// Counts an owner's entry under the spin lock; the entry that reaches
+    /// [`SPIN_MODE_ENTRIES`] ends spin mode when it unlocks.
+    fn count_spin_entry(&self) -> Held {
+        if !self.spin.load(Ordering::Relaxed) {
+            return Held::Shared;
+        }
+        let n = self.spin_entries.load(Ordering::Relaxed) + 1;
+        self.spin_entries.store(n, Ordering::Relaxed);
+        if n >= SPIN_MODE_ENTRIES { Held::SpinModeEnd } else { Held::Shared }
     }
 
     /// Releases the lock taken as `held`.
@@ -157,16 +209,24 @@ impl OwnerLock {
         match held {
             Held::Owner => self.busy.store(false, Ordering::Release),
             Held::Shared => self.lock.unlock(),
-            Held::Remote => self.remote_end(),
+            Held::SpinModeEnd => self.remote_end(Some(false)),
+            Held::Remote => self.remote_end(None),
         }
     }
 
-    /// First half of a remote acquisition of a per-thread slot: excludes other remote
-    /// threads and asks the owner to stay out. Call [`barrier::heavy`] once after the
-    /// first halves of every slot being taken, then [`OwnerLock::remote_wait`] on each.
-    pub fn remote_begin(&self) {
+    /// First half of a remote acquisition of an owner-protocol slot: excludes other remote
+    /// threads and asks the owner to stay out. Returns whether a barrier is needed: call
+    /// [`barrier::heavy`] once after the first halves of every slot being taken if any
+    /// returned true, then [`OwnerLock::remote_wait`] on each. A slot in spin mode needs
+    /// none.
+    pub fn remote_begin(&self) -> bool {
         self.lock.lock();
+        if self.spin.load(Ordering::Relaxed) {
+            self.spin_entries.store(0, Ordering::Relaxed);
+            return false;
+        }
         self.req.store(true, Ordering::Relaxed);
+        true
     }
 
     /// Second half: waits until the owner is out of its critical section.
@@ -181,15 +241,23 @@ impl OwnerLock {
     /// Takes the lock remotely in one go (one heavy barrier for this slot alone). Only where
     /// [`barrier::init`] returned true.
     pub fn lock_remote(&self) -> Held {
-        self.remote_begin();
-        barrier::heavy();
+        if self.remote_begin() {
+            barrier::heavy();
+        }
         self.remote_wait();
         Held::Remote
     }
 
-    /// Releases a remote acquisition.
-    pub fn remote_end(&self) {
-        self.req.store(false, Ordering::Release);
+    /// Releases a remote acquisition, leaving the slot in spin mode (`Some(true)`),
+    /// returning it to the owner protocol (`Some(false)`) or as it was (`None`).
+    pub fn remote_end(&self, spin_mode: Option<bool>) {
+        let spin = spin_mode.unwrap_or_else(|| self.spin.load(Ordering::Relaxed));
+        if spin != self.spin.load(Ordering::Relaxed) {
+            self.spin.store(spin, Ordering::Relaxed);
+            self.spin_entries.store(0, Ordering::Relaxed);
+        }
+        // Release: the owner that sees `req` clear sees what this holder did to the slot.
+        self.req.store(spin, Ordering::Release);
         self.lock.unlock();
     }
 }
@@ -225,13 +293,15 @@ mod tests {
                 }
             });
             sc.spawn(move || {
-                for _ in 0..N / 100 {
-                    s.lock.remote_begin();
-                    barrier::heavy();
+                for i in 0..N / 100 {
+                    if s.lock.remote_begin() {
+                        barrier::heavy();
+                    }
                     s.lock.remote_wait();
                     // SAFETY: the slot lock is held remotely.
                     unsafe { *s.value.get_mut().deref() += 100 };
-                    s.lock.remote_end();
+                    // Alternate: leave the slot in spin mode, then return it to the owner.
+                    s.lock.remote_end(Some(i % 4 < 2));
                 }
             });
         });

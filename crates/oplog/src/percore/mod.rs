@@ -28,7 +28,7 @@ mod lock;
 mod rseq;
 mod threads;
 
-pub use lock::{Held, OwnerLock, SpinLock};
+pub use lock::{Held, OwnerLock, SPIN_MODE_ENTRIES, SpinLock};
 
 use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu};
 use crossbeam_utils::CachePadded;
@@ -265,16 +265,30 @@ impl<S: Send> PerCore<S> {
         #[cfg(oplog_rseq)]
         if let Some(table) = &self.rseq {
             let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
-            return match table.enter(offset) {
-                // SAFETY: the table was built from this PerCore's per-CPU arrays (which live
-                // as long as `self`), and `index` is below every array's length, so the
-                // address is slot `index` of CPU `cpu`.
-                Some((cpu, slot)) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Held::Owner),
-                None => {
-                    let (core, slot) = self.cpu_slot(current_cpu(), index);
-                    (core, slot, slot.lock.lock_remote())
-                }
-            };
+            let mut backoff = crate::primitive::Backoff::default();
+            loop {
+                return match table.enter(offset) {
+                    // SAFETY: the table was built from this PerCore's per-CPU arrays (which
+                    // live as long as `self`), and `index` is below every array's length, so
+                    // the address is slot `index` of CPU `cpu`.
+                    rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Held::Owner),
+                    rseq::Enter::Requested(cpu) => {
+                        // In spin mode, or being taken remotely (then wait and retry).
+                        let (core, slot) = self.cpu_slot(cpu, index);
+                        match slot.lock.enter_spin_mode() {
+                            Some(held) => (core, slot, held),
+                            None => {
+                                backoff.snooze();
+                                continue;
+                            }
+                        }
+                    }
+                    _ => {
+                        let (core, slot) = self.cpu_slot(current_cpu(), index);
+                        (core, slot, slot.lock.lock_remote())
+                    }
+                };
+            }
         }
         let (core, slot) = self.cpu_slot(current_cpu(), index);
         (core, slot, slot.lock.lock_shared())
@@ -327,10 +341,11 @@ impl<S: Send> PerCore<S> {
             })
             .collect();
         if self.owner_fast {
+            let mut barrier_needed = false;
             for (_, _, s) in &slots {
-                s.lock.remote_begin();
+                barrier_needed |= s.lock.remote_begin();
             }
-            if !slots.is_empty() {
+            if barrier_needed {
                 barrier::heavy();
             }
             for (_, _, s) in &slots {
@@ -343,6 +358,7 @@ impl<S: Send> PerCore<S> {
         }
         Remote {
             remote: self.owner_fast,
+            spin_mode: None,
             slots: slots.into_iter().map(|(c, i, s)| (c, i, s, s.state.get_mut())).collect(),
             hold: None,
         }
@@ -446,6 +462,8 @@ type HeldSlot<'a, S> = (usize, usize, &'a Slot<S>, MutPtr<S>);
 /// Slots taken by [`PerCore::lock_remote`], all held until dropped.
 pub struct Remote<'a, S> {
     remote: bool,
+    /// What to leave owner-protocol slots in ([`Remote::keep_spin_mode`]).
+    spin_mode: Option<bool>,
     slots: Vec<HeldSlot<'a, S>>,
     /// [`PerCore::lock_all`] on per-thread cores: the index pool, released after the slots
     /// (fields drop after `drop` runs).
@@ -453,6 +471,14 @@ pub struct Remote<'a, S> {
 }
 
 impl<S> Remote<'_, S> {
+    /// Owner-protocol slots only: on release, leave every held slot in spin mode (`true`:
+    /// the next remote acquisition needs no barrier, owners take the spin lock meanwhile)
+    /// or return it to its owners (`false`); by default each stays as it was (see
+    /// [`OwnerLock`]). A taker that expects to come back soon keeps spin mode.
+    pub fn keep_spin_mode(&mut self, on: bool) {
+        self.spin_mode = Some(on);
+    }
+
     /// The held slots' states with their core and slot index, in ascending order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, usize, &mut S)> {
         self.slots.iter_mut().map(|(c, i, _, state)| {
@@ -488,7 +514,7 @@ impl<S> Drop for Remote<'_, S> {
             #[allow(clippy::drop_non_drop)]
             drop(state);
             if self.remote {
-                slot.lock.remote_end();
+                slot.lock.remote_end(self.spin_mode);
             } else {
                 slot.lock.unlock(Held::Shared);
             }

@@ -74,22 +74,23 @@ impl Table {
         offset().map(|offset| Table { offset, bases })
     }
 
-    /// Enters the slot `offset` bytes past the calling CPU's first slot: returns the CPU and
-    /// the slot's address, its lock held as [`Held::Owner`](super::Held::Owner); `None` for
-    /// a thread that cannot use the sequence (no rseq area, or a CPU beyond the table),
-    /// which must take a slot through the remote protocol instead.
+    /// Tries to enter the slot `offset` bytes past the calling CPU's first slot until the
+    /// outcome is [`Enter::Entered`] (the slot's lock held as
+    /// [`Held::Owner`](super::Held::Owner)), [`Enter::Requested`] (a remote thread holds
+    /// the slot or left it in spin mode: the caller decides) or [`Enter::Unavailable`] (a
+    /// thread that cannot use the sequence, which must take a slot through the remote
+    /// protocol instead). Waits while another thread of this CPU holds the slot.
     #[inline(always)]
-    pub(crate) fn enter(&self, offset: usize) -> Option<(usize, *const u8)> {
+    pub(crate) fn enter(&self, offset: usize) -> Enter {
         let mut backoff = Backoff::default();
         loop {
             // SAFETY: `bases` holds each CPU's first slot of arrays that outlive `self`, and
             // callers keep `offset` inside every array, so each `base + offset` is a live slot.
             match unsafe { try_enter(self.offset, self.bases.as_ptr(), self.bases.len(), offset) } {
-                Enter::Entered(cpu, slot) => return Some((cpu, slot)),
-                // A thread preempted inside its operation on this CPU, or a synchronizer.
-                Enter::Busy(_) | Enter::Requested(_) => backoff.snooze(),
+                // A thread preempted inside its operation on this CPU.
+                Enter::Busy(_) => backoff.snooze(),
                 Enter::Aborted => {}
-                Enter::Unavailable => return None,
+                done => return done,
             }
         }
     }

@@ -1,11 +1,15 @@
 //! The ways `read-mix` wraps one [`StatsTable`] for concurrent use.
 //!
 //! - [`OplogTable`] (`oplog`): `OpLog<Unordered<Add>>` in a per-CPU domain made for each
-//!   repetition. An update appends to the calling CPU's log; a read synchronizes (merges
-//!   every core's log into the table) and reads. `oplog-spinlock` is the same with
-//!   [`Config::rseq`] off: slots are entered with the texts' per-core spin lock instead of
-//!   a restartable sequence, so a synchronize needs no `membarrier`.
+//!   repetition with the default [`Config`]: the object adapts its representation to the
+//!   mix ([`Representation::Adaptive`]). Logged, an update appends to the calling CPU's
+//!   log and a read synchronizes (merges every core's log into the table) and reads;
+//!   direct, an update applies in place under the object lock. Pinned beside it:
+//!   `oplog-rseq` (logged, slots entered with a restartable sequence, the default entry),
+//!   `oplog-spinlock` (logged, [`Config::rseq`] off: slots entered with the texts' per-core
+//!   spin lock, so a synchronize needs no `membarrier`) and `oplog-direct` (direct).
 //! - [`MutexTable`] (`mutex`): `std::sync::Mutex<StatsTable>`.
+//! - [`RwLockTable`] (`rwlock`): `std::sync::RwLock<StatsTable>`.
 //! - [`NrTable`] (`node-replication`): the `node-replication` crate (0.1), the Rust
 //!   implementation of black-box replication (ASPLOS 2017): a shared operation log, one
 //!   replica of the table per NUMA node, flat combining within a replica, and a
@@ -27,10 +31,10 @@
 //!   therefore calls [`SharedTable::help`] until all workers have finished: for
 //!   node-replication a no-op update (`add(slot, 0)`), which combines whatever is pending.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use node_replication::{Log, Replica, ReplicaToken};
-use oplog::{Config, Domain, OpLog, Unordered};
+use oplog::{Config, Domain, OpLog, Representation, Unordered};
 
 use super::stats::{Add, Read, StatsTable};
 
@@ -57,18 +61,44 @@ pub trait SharedTable: Sync + Sized {
         let _ = handle;
         std::hint::spin_loop();
     }
+    /// What the wrapper ended in, for wrappers that choose (OpLog's representation).
+    fn ended_in(&self) -> Option<&'static str> {
+        None
+    }
 }
 
-/// `oplog` (`RSEQ`, the default per-CPU domain) and `oplog-spinlock` (per-CPU slots taken
-/// with the texts' spin lock): OpLog over the table with an unordered log.
-pub struct OplogTable<const RSEQ: bool>(OpLog<Unordered<Add>>);
+/// How an [`OplogTable`] is configured: its id's suffix.
+pub mod mode {
+    /// `oplog`: the default configuration.
+    pub const DEFAULT: u8 = 0;
+    /// `oplog-rseq`: logged, slots entered with a restartable sequence.
+    pub const RSEQ: u8 = 1;
+    /// `oplog-spinlock`: logged, slots entered with the per-core spin lock.
+    pub const SPINLOCK: u8 = 2;
+    /// `oplog-direct`: direct updates under the object lock.
+    pub const DIRECT: u8 = 3;
+}
 
-impl<const RSEQ: bool> SharedTable for OplogTable<RSEQ> {
-    const ID: &'static str = if RSEQ { "oplog" } else { "oplog-spinlock" };
+/// OpLog over the table with an unordered log, in the configuration `MODE` (see [`mode`]).
+pub struct OplogTable<const MODE: u8>(OpLog<Unordered<Add>>);
+
+impl<const MODE: u8> SharedTable for OplogTable<MODE> {
+    const ID: &'static str = match MODE {
+        mode::DEFAULT => "oplog",
+        mode::RSEQ => "oplog-rseq",
+        mode::SPINLOCK => "oplog-spinlock",
+        _ => "oplog-direct",
+    };
     type Handle = ();
 
     fn new() -> Self {
-        let domain = Domain::new(Config::per_cpu().rseq(RSEQ)).expect("a per-CPU configuration is valid");
+        let config = match MODE {
+            mode::DEFAULT => Config::per_cpu(),
+            mode::RSEQ => Config::per_cpu().representation(Representation::Logged),
+            mode::SPINLOCK => Config::per_cpu().rseq(false).representation(Representation::Logged),
+            _ => Config::per_cpu().representation(Representation::Direct),
+        };
+        let domain = Domain::new(config).expect("a per-CPU configuration is valid");
         Self(OpLog::with_domain(&domain, StatsTable::default()))
     }
 
@@ -86,6 +116,13 @@ impl<const RSEQ: bool> SharedTable for OplogTable<RSEQ> {
 
     fn total(&self) -> u64 {
         self.0.read(StatsTable::total)
+    }
+
+    fn ended_in(&self) -> Option<&'static str> {
+        Some(match self.0.representation() {
+            Representation::Direct => "direct",
+            _ => "logged",
+        })
     }
 }
 
@@ -120,6 +157,34 @@ impl SharedTable for MutexTable {
 
     fn total(&self) -> u64 {
         self.lock().total()
+    }
+}
+
+/// `rwlock`: the table behind a `std::sync::RwLock` (reads share the lock).
+pub struct RwLockTable(RwLock<StatsTable>);
+
+impl SharedTable for RwLockTable {
+    const ID: &'static str = "rwlock";
+    type Handle = ();
+
+    fn new() -> Self {
+        Self(RwLock::new(StatsTable::default()))
+    }
+
+    fn register(&self) {}
+
+    #[inline]
+    fn add(&self, _: &(), slot: usize) {
+        self.0.write().expect("stats table rwlock poisoned").add(slot, 1);
+    }
+
+    #[inline]
+    fn get(&self, _: &(), slot: usize) -> u64 {
+        self.0.read().expect("stats table rwlock poisoned").get(slot)
+    }
+
+    fn total(&self) -> u64 {
+        self.0.read().expect("stats table rwlock poisoned").total()
     }
 }
 
@@ -202,9 +267,12 @@ mod tests {
 
     #[test]
     fn every_wrapper_counts_exactly() {
-        counts_under_threads::<OplogTable<true>>();
-        counts_under_threads::<OplogTable<false>>();
+        counts_under_threads::<OplogTable<{ mode::DEFAULT }>>();
+        counts_under_threads::<OplogTable<{ mode::RSEQ }>>();
+        counts_under_threads::<OplogTable<{ mode::SPINLOCK }>>();
+        counts_under_threads::<OplogTable<{ mode::DIRECT }>>();
         counts_under_threads::<MutexTable>();
+        counts_under_threads::<RwLockTable>();
         counts_under_threads::<NrTable>();
     }
 }
