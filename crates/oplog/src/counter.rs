@@ -49,7 +49,7 @@ impl Counter {
 
     /// The exact value: includes every update that completed before the call began.
     pub fn read(&self) -> i64 {
-        *self.inner.synchronize()
+        self.inner.read(|v| *v)
     }
 
     /// The underlying OpLog object.

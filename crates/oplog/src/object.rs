@@ -50,7 +50,7 @@ use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
 use crate::percore::{Entered, Remote};
-use crate::primitive::{AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell};
+use crate::primitive::{AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence};
 use crate::reentry;
 use crate::slab::Slab;
 use crate::slot::{NO_OWNER, SlotData};
@@ -681,12 +681,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
             return None;
         }
-        let reader = Reader { cell, state: Some(self.get().state.get()), _holding: reentry::Holding::reading(id) };
+        let mut reader = Reader { cell, state: None, _holding: reentry::Holding::reading(id) };
         // After announcing the reader: a writer either sees the announcement (and waits)
         // or cleared the bias before this load (`exclude_readers`).
+        dekker_fence();
         if word.load(Ordering::SeqCst) & BIAS == 0 || !self.quiescent() {
             return None;
         }
+        // The access starts only now that the entry is valid.
+        reader.state = Some(self.get().state.get());
         Some(reader)
     }
 
@@ -702,6 +705,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // its cell sees the bias gone. The next reads go through the lock until one
             // finds nothing changed again.
             word.fetch_and(!BIAS, Ordering::SeqCst);
+            dekker_fence();
             self.wait_for_readers();
         }
     }
@@ -935,8 +939,8 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
 /// (see `crate::readers`), cleared on drop.
 struct Reader<'a, L: LogKind> {
     cell: &'a AtomicUsize,
-    /// `Some` until drop; dropped before the cell is cleared so loom sees the access end
-    /// inside the entry.
+    /// `Some` from validation until drop; dropped before the cell is cleared so loom sees
+    /// the access end inside the entry.
     state: Option<ConstPtr<L::State>>,
     _holding: reentry::Holding,
 }

@@ -34,6 +34,10 @@
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //!
+//! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
+//! | `a_switch_races_updates` | a switch of representation racing logged updates |
+//! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
+//!
 //! Refcache's epoch advance and weak revival have their models in `crates/refcount/tests/loom.rs`;
 //! every model runs through `oplog_lincheck::testkit::loom_model`.
 #![cfg(loom)]
@@ -44,7 +48,7 @@ use common::SetOp;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use oplog::primitive::set_current_cpu;
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation};
 use oplog_lincheck::testkit::loom_model;
 use ordo::Clock;
 use std::collections::BTreeSet;
@@ -204,6 +208,89 @@ fn counter_read_sees_completed_updates() {
             "{completed} completed, read {first} then {second}"
         );
         writers.into_iter().for_each(|w| w.join().unwrap());
+        assert_eq!(c.read(), 2);
+    });
+}
+
+/// A read on the concurrent path (the object biased by an earlier read) against a writer
+/// that changes the instance: in the logged representation a synchronize applying the
+/// writer's log, in the direct one the update itself. loom reports any overlap of the
+/// writer's access with the reader's.
+#[test]
+fn concurrent_read_against_a_writer() {
+    for representation in [Representation::Logged, Representation::Direct] {
+        loom_model("concurrent_read_against_a_writer", 3, move || {
+            let d = Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(representation))
+                .unwrap();
+            let c = Arc::new(Counter::with_domain(&d, 0));
+            assert_eq!(c.read(), 0, "a read through the lock biases the object");
+            let done = Arc::new(AtomicBool::new(false));
+            let writer = {
+                let (c, done) = (c.clone(), done.clone());
+                thread::spawn(move || {
+                    set_current_cpu(1);
+                    c.inc();
+                    done.store(true, Ordering::Release);
+                    assert_eq!(c.read(), 1);
+                })
+            };
+            let completed = done.load(Ordering::Acquire);
+            let seen = c.read();
+            assert!(seen <= 1 && (!completed || seen == 1), "read {seen} (increment completed: {completed})");
+            writer.join().unwrap();
+            assert_eq!(c.read(), 1);
+        });
+    }
+}
+
+/// A switch to the direct representation racing logged updates: nothing is lost, and the
+/// logged updates are applied before the direct ones.
+#[test]
+fn a_switch_races_updates() {
+    loom_model("a_switch_races_updates", 3, || {
+        let d = counter_domain(2);
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                c.inc();
+                c.add(2);
+            })
+        };
+        c.as_oplog().switch_representation(Representation::Direct);
+        c.inc();
+        writer.join().unwrap();
+        assert_eq!(c.read(), 4);
+        c.as_oplog().switch_representation(Representation::Logged);
+        c.inc();
+        assert_eq!(c.read(), 5);
+    });
+}
+
+/// A slot left in spin mode by a synchronize: the owner enters it through the spin lock
+/// and the next synchronize takes it without a barrier, while the owner may be inside.
+#[test]
+fn a_slot_in_spin_mode() {
+    loom_model("a_slot_in_spin_mode", 3, || {
+        let d = Domain::<CounterLog>::new(
+            Config::per_thread().max_threads(2).cache_slots(1).representation(Representation::Logged),
+        )
+        .unwrap();
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                c.inc();
+                c.inc();
+            })
+        };
+        // The first synchronize that takes the writer's slot leaves it in spin mode; the
+        // second takes it without a barrier.
+        let first = c.read();
+        let second = c.read();
+        assert!(first <= second && second <= 2, "read {first} then {second}");
+        writer.join().unwrap();
         assert_eq!(c.read(), 2);
     });
 }

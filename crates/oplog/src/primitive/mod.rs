@@ -146,6 +146,17 @@ pub fn fence(o: Ordering) {
     imp_atomic::fence(o)
 }
 
+/// Orders a sequentially consistent read-modify-write before a later sequentially
+/// consistent load of another location (the two halves of a Dekker handshake). The
+/// language's model already does (sequentially consistent operations are totally ordered),
+/// so this compiles to nothing; loom models such accesses as acquire/release only, so
+/// under loom it is a real `SeqCst` fence.
+#[inline(always)]
+pub fn dekker_fence() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}
+
 /// Hint for a spin-wait iteration (under loom: a yield, so the model can make progress).
 #[inline(always)]
 pub fn spin_loop() {
