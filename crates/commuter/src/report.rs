@@ -20,11 +20,11 @@
 //!   cold columns show the first-touch cost;
 //! * **log-cache collision**: a core's log cache is direct-mapped, so two objects of one
 //!   domain can map to the same slot. An update that finds another object (the victim) in
-//!   its slot takes the victim's log out, takes the slot and sets its bit in its own
-//!   `OpLog.word`; then, *after releasing the slot*, it applies the victim's log alone (the
-//!   counter) or synchronizes the victim: the victim's lock in its `OpLog.word`, the
-//!   victim's slots on other cores (`Slot`), its backlog (`Pending`, where the log waits
-//!   when the victim's lock was busy) and its instance (`OpLog.state`). Each object under
+//!   its slot takes the victim's log out, takes the slot, clears its core's bit in the
+//!   victim's `OpLog.word` and sets it in its own; then, *after releasing the slot*, it
+//!   appends the victim's log to the victim's backlog (`Pending`, applied by the victim's
+//!   next synchronize), or applies a log that is applied alone (the counter's) under the
+//!   victim's lock in its `OpLog.word` to its instance (`OpLog.state`). Each object under
 //!   test here has a domain of its own, so the report's runs have no collision;
 //!   `tests/tracer.rs` provokes one with a one-slot cache and checks the reason;
 //! * **a clock read**: an ordered log stamps each update; Ordo's per-core clocks (003)
@@ -353,8 +353,8 @@ fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
         l if update_pair && collision(l) => (
             None,
             "a log-cache collision: an update found another object in its core's slot, evicted its log and, after \
-             releasing the slot, synchronized that object (its slots on other cores, its Pending backlog, its \
-             OpLog.state)"
+             releasing the slot, appended it to that object's Pending backlog (or applied it alone: its OpLog.word \
+             and OpLog.state)"
                 .into(),
         ),
         "OpLog.word" => (Some(0), "takes the object lock (OpLog.word)".into()),

@@ -150,9 +150,12 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     let (c, ta, tb) = trace_pair(&cores, &counter, inc, inc);
     assert!(ta.iter().any(|a| a.label == "Slot.lock") && tb.iter().any(|a| a.label == "Slot.lock"));
     assert!(c.iter().any(|c| c.labels().contains(&"OpLog.word")), "{c:?}");
-    // Steady: the same updates again touch only each core's own slot.
+    // Steady: the same updates again write only each core's own slot (and read the object
+    // word for its representation, which both cores only read).
     let (c, ta, _) = trace_pair(&cores, &counter, inc, inc);
-    assert!(ta.iter().all(|a| a.label.starts_with("Slot.")), "{ta:?}");
+    let own_slot_or_word_read =
+        |a: &Access| a.label.starts_with("Slot.") || (a.label == "OpLog.word" && a.kind == AccessKind::Load);
+    assert!(ta.iter().all(own_slot_or_word_read), "{ta:?}");
     assert!(c.is_empty(), "{c:?}");
     // Two updates on one core share its slot: the tracer sees the slot's line.
     let (s1, s2) = (Arc::clone(&counter), Arc::clone(&counter));
@@ -265,8 +268,8 @@ fn a_response_the_model_does_not_give_is_reported() {
 }
 
 /// Two lists in one domain whose log caches have one slot: an update of one evicts the
-/// other's log and synchronizes it, which locks the victim's slot on the other core. The
-/// report names it.
+/// other's log and appends it to the victim's backlog, which the update on the other core
+/// appends to as well. The report names it.
 #[test]
 fn a_log_cache_collision_conflicts_and_the_report_names_it() {
     let cores = Cores::new(CPUS);
@@ -282,7 +285,7 @@ fn a_log_cache_collision_conflicts_and_the_report_names_it() {
     let ((), tb) = cores.trace(CPU_B, move || ob.add(2));
     let found = conflicts(&ta, &tb);
     let labels: Vec<&str> = found.iter().flat_map(|c| c.labels()).collect();
-    assert!(labels.contains(&"Slot.lock"), "the victim's synchronize locks its slot on B: {found:?}");
+    assert!(labels.contains(&"Pending.map"), "both evictions append to the victim's backlog: {found:?}");
     let case = Conflicted { lines: found.into_iter().map(|c| (c.first, c.second)).collect(), test: "collision".into() };
     let reason = &exceptions(&[case], true)[0].reason;
     assert!(reason.contains("a log-cache collision"), "{reason}");

@@ -18,6 +18,12 @@ use crate::pin::Placement;
 
 /// Largest thread count accepted, to catch typos before they spawn a million threads.
 pub const MAX_THREADS: usize = 4096;
+/// Longest repetition accepted, one hour: a run takes points × reps × this, so a larger
+/// value is a typo (`18446744073709551615` would never end), and no experiment needs more.
+pub const MAX_DURATION_MS: u64 = 3_600_000;
+/// Most repetitions per point accepted: the median of more than a thousand runs is no
+/// steadier than of a thousand, and the run time multiplies by it.
+pub const MAX_REPS: u32 = 1000;
 
 /// Parsed command line.
 #[derive(Clone, Debug, Parser)]
@@ -37,12 +43,14 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", value_parser = parse_thread_list, allow_negative_numbers = true)]
     pub threads: Option<ThreadList>,
 
-    /// Wall-clock milliseconds per repetition [default: 200, or 50 with --quick].
-    #[arg(long, value_name = "MS", value_parser = parse_at_least_one::<u64>, allow_negative_numbers = true)]
+    /// Wall-clock milliseconds per repetition, at most 3600000 (one hour) [default: 200, or
+    /// 50 with --quick].
+    #[arg(long, value_name = "MS", value_parser = parse_in_range::<u64, MAX_DURATION_MS>, allow_negative_numbers = true)]
     pub duration_ms: Option<u64>,
 
-    /// Repetitions per point; the median is reported [default: 3, or 1 with --quick].
-    #[arg(long, value_name = "N", value_parser = parse_at_least_one::<u32>, allow_negative_numbers = true)]
+    /// Repetitions per point, at most 1000; the median is reported [default: 3, or 1 with
+    /// --quick].
+    #[arg(long, value_name = "N", value_parser = parse_in_range::<u32, { MAX_REPS as u64 }>, allow_negative_numbers = true)]
     pub reps: Option<u32>,
 
     /// Quick version of every experiment: shorter runs, fewer repetitions, fewer sweep
@@ -167,16 +175,17 @@ pub fn parse_thread_list(text: &str) -> Result<ThreadList, String> {
     Ok(ThreadList(threads))
 }
 
-/// Parses an integer flag that must be at least 1.
-pub fn parse_at_least_one<T>(text: &str) -> Result<T, String>
+/// Parses an integer flag that must lie in `1..=MAX`.
+pub fn parse_in_range<T, const MAX: u64>(text: &str) -> Result<T, String>
 where
-    T: FromStr + PartialOrd + From<u8>,
+    T: FromStr + Copy + Into<u64>,
 {
     let value: T = text.trim().parse().map_err(|_| format!("'{text}' is not a positive integer"))?;
-    if value < T::from(1) {
-        return Err(format!("must be at least 1, got '{text}'"));
+    match value.into() {
+        0 => Err(format!("must be at least 1, got '{text}'")),
+        v if v > MAX => Err(format!("must be at most {MAX}, got '{text}'")),
+        _ => Ok(value),
     }
-    Ok(value)
 }
 
 /// The accepted experiment names: every registered experiment, with its description, and
@@ -226,10 +235,12 @@ mod tests {
 
     #[test]
     fn at_least_one() {
-        assert_eq!(parse_at_least_one::<u64>("200"), Ok(200));
-        assert_eq!(parse_at_least_one::<u64>("0"), Err("must be at least 1, got '0'".to_owned()));
-        assert_eq!(parse_at_least_one::<u32>("x"), Err("'x' is not a positive integer".to_owned()));
-        assert!(parse_at_least_one::<u32>("-3").is_err());
+        assert_eq!(parse_in_range::<u64, 300>("200"), Ok(200));
+        assert_eq!(parse_in_range::<u64, 300>("300"), Ok(300));
+        assert_eq!(parse_in_range::<u64, 300>("0"), Err("must be at least 1, got '0'".to_owned()));
+        assert_eq!(parse_in_range::<u64, 300>("301"), Err("must be at most 300, got '301'".to_owned()));
+        assert_eq!(parse_in_range::<u32, 9>("x"), Err("'x' is not a positive integer".to_owned()));
+        assert!(parse_in_range::<u32, 9>("-3").is_err());
     }
 
     #[test]

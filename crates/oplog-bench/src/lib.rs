@@ -60,9 +60,9 @@ pub fn main() -> ExitCode {
 pub fn run(cli: &Cli) -> io::Result<()> {
     let out_dir = cli.out_dir(SystemTime::now());
     if let Some(dir) = &out_dir
-        && let Err(e) = std::fs::create_dir_all(dir)
+        && let Err(e) = output::probe_dir(dir)
     {
-        Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("cannot create the directory: {e}"));
+        Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("it is not a writable directory: {e}"));
     }
     let experiments = cli.experiments();
     let settings = cli.settings();

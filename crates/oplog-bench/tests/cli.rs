@@ -18,7 +18,8 @@ fn scratch_dir(name: &str) -> PathBuf {
 }
 
 /// The `counter` experiment's implementation ids (stable: scripts read them).
-const COUNTER_IMPLS: [&str; 5] = ["oplog-percpu", "oplog-perthread", "atomic", "mutex", "percore-atomic"];
+const COUNTER_IMPLS: [&str; 6] =
+    ["oplog-percpu", "oplog-perthread", "atomic", "mutex", "percore-atomic", "percore-store"];
 
 #[test]
 fn counter_json_run_writes_lines_csv_and_svg() {
@@ -95,7 +96,11 @@ fn bad_values_exit_2_naming_flag_and_value() {
         (&["counter", "--duration-ms", "0"], "--duration-ms", "0"),
         (&["counter", "--duration-ms", "fast"], "--duration-ms", "fast"),
         (&["counter", "--duration-ms", "99999999999999999999999"], "--duration-ms", "99999999999999999999999"),
+        (&["counter", "--duration-ms", "18446744073709551615"], "--duration-ms", "18446744073709551615"),
+        (&["counter", "--duration-ms", "3600001"], "--duration-ms", "3600001"),
         (&["counter", "--reps", "0"], "--reps", "0"),
+        (&["counter", "--reps", "1001"], "--reps", "1001"),
+        (&["counter", "--reps", "4294967295"], "--reps", "4294967295"),
         (&["counter", "--reps", "1.5"], "--reps", "1.5"),
         (&["counter", "--reps", "-2"], "--reps", "-2"),
         (&["no-such-experiment"], "EXPERIMENT", "no-such-experiment"),
@@ -123,6 +128,21 @@ fn uncreatable_out_dir_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--out") && stderr.contains("cannot create"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_out_dir_that_cannot_hold_files_exits_2_naming_it() {
+    // /proc/self is a directory (so creating it succeeds) in which no file can be created.
+    let target = std::path::Path::new("/proc/self");
+    if !target.is_dir() {
+        return;
+    }
+    let out = bench(&["counter", "--threads", "1", "--duration-ms", "1", "--reps", "1", "--out", "/proc/self"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--out") && stderr.contains("'/proc/self'"), "{stderr}");
+    assert!(stderr.contains("cannot write /proc/self/.oplog-bench-probe-"), "{stderr}");
+    assert!(out.stdout.is_empty(), "the run started: {}", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]

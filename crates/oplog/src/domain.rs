@@ -61,6 +61,13 @@ pub const DEFAULT_MAX_THREADS: usize = 1024;
 
 const MAX_CACHE_SLOTS: usize = 1 << 20;
 const MAX_CORES: usize = 1 << 16;
+/// The most a domain's log caches may hold when it is built: 1 GiB (per-CPU domains
+/// allocate every CPU's cache then; per-thread domains one cache, each further thread's on
+/// its first update). Far above any sensible configuration (the default is 256 slots of
+/// 128 bytes per core: 32 KiB), and low enough that a product of in-range settings (65,536
+/// CPUs × 2²⁰ slots) is refused with an error instead of aborting the process on
+/// allocation, or taking seconds to zero gigabytes it will not use.
+pub const MAX_CACHE_BYTES: usize = 1 << 30;
 
 /// Settings for a [`Domain`]; build with [`Config::per_cpu`] or [`Config::per_thread`]
 /// and the setters, then [`Domain::new`].
@@ -111,7 +118,9 @@ impl Config {
         Self { mode: SlotMode::PerThread, ..Self::per_cpu() }
     }
 
-    /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default 256).
+    /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default 256). The
+    /// caches a domain allocates up front (every CPU's, or one for per-thread domains) may
+    /// hold at most [`MAX_CACHE_BYTES`] ([`ConfigError::CacheTooLarge`]).
     pub fn cache_slots(mut self, n: usize) -> Self {
         self.cache_slots = n;
         self
@@ -141,17 +150,16 @@ impl Config {
     /// Per-CPU domains: whether to enter slots with a restartable sequence where the
     /// platform supports it (default true); false keeps the texts' spin lock per slot.
     ///
-    /// The choice is a trade between updates and synchronizes. With the restartable
-    /// sequence an update takes its slot without an atomic instruction, but every
-    /// synchronize (a read, a full log's flush, an eviction that must merge) pays a
-    /// `membarrier`, an interrupt on every CPU running the process: microseconds, not
-    /// nanoseconds. Keep it for objects that are read rarely (counters, reference counts);
-    /// turn it off for objects read more often than every few thousand updates, or whose
-    /// logs fill (ordered and unordered logs flush every [`Config::max_log_len`] entries).
-    /// On the 2-core development machine (`oplog-bench all`, 2 threads): the counter gains
-    /// (`counter`, 2.8x an atomic), while `read-mix` at 99 % updates runs about 9x faster
-    /// without it (`oplog-spinlock` beside `oplog`), as do `notify`, `lru` and
-    /// `fork-truncate` (`oplog-locked` beside `oplog`).
+    /// With the restartable sequence an update takes its slot without an atomic
+    /// instruction, and a synchronize that must take a slot its owners entered so pays one
+    /// `membarrier` (an interrupt on every CPU running the process: microseconds). Such a
+    /// slot then stays in *spin mode* (see [`percore::OwnerLock`](crate::percore::OwnerLock)):
+    /// its owners take its spin lock, and the next synchronizes take it without a barrier,
+    /// until the owners have entered it [`SPIN_MODE_ENTRIES`](crate::percore::SPIN_MODE_ENTRIES)
+    /// times with no synchronize taking it. So a slot read often costs what a spin-locked
+    /// slot costs, and one read rarely pays a barrier per few thousand updates at most.
+    /// Turning this off keeps every slot on the spin lock (no barrier ever); the `read-mix`
+    /// experiment measures both beside the default (`oplog-rseq`, `oplog-spinlock`).
     pub fn rseq(mut self, on: bool) -> Self {
         self.rseq = on;
         self
@@ -183,6 +191,15 @@ pub enum ConfigError {
     MaxThreads(usize),
     /// `cpus` is 0 or too large.
     Cpus(usize),
+    /// The log caches allocated up front would hold more than [`MAX_CACHE_BYTES`].
+    CacheTooLarge {
+        /// Caches allocated up front (CPUs, or 1 for per-thread domains).
+        cores: usize,
+        /// Slots per core.
+        cache_slots: usize,
+        /// Bytes they would hold.
+        bytes: usize,
+    },
     /// The default clock could not be built (malformed `ORDO_*` environment variable).
     Clock(ordo::ConfigError),
 }
@@ -196,6 +213,11 @@ impl fmt::Display for ConfigError {
             ConfigError::MaxLogLen(n) => write!(f, "max_log_len = {n}: a log must be allowed at least 1 entry"),
             ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {} threads", MAX_CORES - 1),
             ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CORES} per-CPU caches"),
+            ConfigError::CacheTooLarge { cores, cache_slots, bytes } => write!(
+                f,
+                "{cores} log caches x cache_slots = {cache_slots}: they would hold {bytes} bytes, more than \
+                 the {MAX_CACHE_BYTES} a domain may allocate up front (lower cache_slots or cpus)"
+            ),
             ConfigError::Clock(e) => write!(f, "{e}"),
         }
     }
@@ -276,6 +298,14 @@ impl<L: LogKind> Domain<L> {
             SlotMode::PerCpu => (CoreMode::PerCpu, ncpus),
             SlotMode::PerThread => (CoreMode::PerThread, max_threads + 1),
         };
+        let eager = if mode == SlotMode::PerCpu { cores } else { 1 };
+        let bytes = eager
+            .checked_mul(cache_slots)
+            .and_then(|n| n.checked_mul(PerCore::<SlotData<L>>::SLOT_BYTES))
+            .unwrap_or(usize::MAX);
+        if bytes > MAX_CACHE_BYTES {
+            return Err(ConfigError::CacheTooLarge { cores: eager, cache_slots, bytes });
+        }
         let slots = PerCore::new(core_mode, cores, cache_slots, rseq, |_, _| SlotData::default());
         Ok(Arc::new(Domain {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),

@@ -12,6 +12,9 @@
 //!
 //! # Using it
 //!
+//! By default each object adapts to its own mix ([`Representation::Adaptive`]): logged
+//! while updates dominate, applied in place under a lock (like a mutex) while reads do.
+//!
 //! Describe the deferred updates of a sequential type as an [`Update`] (usually an enum),
 //! wrap the type in [`OpLog`]`<`[`Ordered`]`<YourOp>>`, call [`OpLog::update`] for updates and
 //! [`OpLog::synchronize`] (or [`OpLog::read`]) before reads:
@@ -49,7 +52,9 @@
 //! |---|---|
 //! | [`log`] | log kinds: the [`LogKind`] trait, [`Ordered`], [`Unordered`], [`CounterLog`], the [`Update`] trait with local and global absorption hooks |
 //! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
-//! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`SlotMode`] per CPU or per thread |
+//! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`SlotMode`] per CPU or per thread; [`Representation`] |
+//! | `readers` | the per-CPU reader table of concurrent reads |
+//! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `pending` | logs evicted from the cache and operations left by a panic |
@@ -100,10 +105,22 @@
 //! panicking operation is dropped (it may have partly changed the instance, as with a
 //! panic under a mutex; there is no poisoning), and every operation gathered after it is
 //! kept, in order, ahead of anything newer, for the next synchronize. The panic reaches
-//! the caller of [`OpLog::synchronize`], or of the [`OpLog::update`] that ran the
-//! operations: one whose full log triggered a flush, or one that evicted another object's
-//! log from the cache and applied it. Nothing else on the update path runs user code
-//! except [`Update::absorb_local`].
+//! the caller of [`OpLog::synchronize`] or [`OpLog::read`], or of the [`OpLog::update`]
+//! that ran the operations: one whose hand-off filled the object's backlog, one that
+//! applied its own backlog before taking a slot again, one that evicted a counter log from
+//! the cache and applied it, or a direct update (which applies what was logged before it).
+//! That update itself is always kept: it is logged (or applied) before the panic goes on.
+//! Nothing else on the update path runs user code except [`Update::absorb_local`].
+//!
+//! # Misuse
+//!
+//! A read, synchronize, `into_inner` or drop of an object from inside its own
+//! [`Update::exec`], absorption hooks or read closure would wait for itself: it panics with
+//! a message naming the mistake instead, as does any OpLog call from inside
+//! [`Update::absorb_local`] that would wait for the slot the hook runs under. (A read
+//! inside the read closure of the same object may also just work, when both take the
+//! concurrent path.) Updates of an object from inside its own `exec` or read closure are
+//! logged and applied by the next synchronize. The checks cost nothing on the update path.
 //!
 //! # Drop
 //!
@@ -120,15 +137,19 @@
 //!   ([`Domain::object_footprint`]).
 //! * Per domain, fixed: for each core (CPU, or thread in per-thread domains),
 //!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
-//! * Logs: a log holds at most `max_log_len` entries (the update that fills it flushes),
-//!   or four times that while another synchronize is running; a slot keeps its log's
-//!   storage after a synchronize. A log evicted from the cache is applied by the evictor
-//!   at once (after it releases the slot); it waits in the owner's backlog only while
-//!   someone else holds the owner's lock. An object whose backlog reaches twice the CPU
-//!   count (at least 8, at most 128) logs is synchronized before it takes a slot again, or,
-//!   while another synchronize of it is running, once the backlog reaches four times that,
-//!   so evictions cannot grow memory without bound ([`Domain::pending_logs`],
-//!   [`Domain::backlog_limit`]).
+//! * Per domain, also: a reader table of one 128-byte line per possible CPU.
+//! * Logs: a log holds at most `max_log_len` entries (the update that fills it hands it to
+//!   the object's backlog); a slot keeps its log's storage after a synchronize. A counter
+//!   log evicted from the cache is applied by the evictor at once when the owner's lock is
+//!   free; every other evicted log waits in the owner's backlog. An object whose backlog
+//!   reaches twice the CPU count (at least 8, at most 128) logs is synchronized by the
+//!   update that hands the last one off, or before it takes a slot again, or, while
+//!   another synchronize of it is running, once the backlog reaches four times that, so
+//!   neither hand-offs nor evictions grow memory without bound; an object that is no longer
+//!   updated keeps at most one evicted log per core until its next read
+//!   ([`Domain::pending_logs`], [`Domain::backlog_limit`]). Updates from inside the
+//!   object's own `exec` or read closure are the exception: they never wait for the lock
+//!   their thread holds, so they can grow the backlog past the bound.
 
 #![warn(missing_docs)]
 
@@ -147,8 +168,8 @@ mod slot;
 
 pub use counter::Counter;
 pub use domain::{
-    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, Representation,
-    SlotMode,
+    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, MAX_CACHE_BYTES,
+    Representation, SlotMode,
 };
 pub use log::{CounterLog, LogKind, Ordered, Unordered, Update};
 pub use object::{OpLog, Synced};

@@ -1,27 +1,39 @@
-//! [`OpLog`]: one shared object whose updates are logged per core and applied on read.
+//! [`OpLog`]: one shared object whose updates are logged per core and applied on read, or,
+//! when its mix of reads and updates says so, applied in place.
 //!
-//! # Update (000 §4.1, Figure 6 `Object::log`)
+//! # The object's word
+//!
+//! One 64-bit word per object: the object lock (bit 63), the representation (bit 62), the
+//! read bias (bit 61), the adaptive policy's score (bits 53..61) and the core mask (bits
+//! 0..53; core `c` may own a log-cache slot for the object if bit `c % 53` is set). An
+//! update in the logged representation only *reads* it.
+//!
+//! # Update, logged (000 §4.1, Figure 6 `Object::log`)
 //!
 //! 1. Enter the object's slot in the log cache of the core: the CPU the thread runs on
 //!    (per-CPU domains, through a restartable sequence or the slot's spin lock) or the
 //!    thread's own index (per-thread domains, through the owner flag).
 //! 2. Ordered kinds: read the clock, raise the stamp to the migration floor
 //!    ([`crate::migration`]) and to the slot's last stamp.
-//! 3. If another object (the victim) owns the slot, take the victim's log out of it, take
-//!    the slot, and set this core's bit in the object's mask. Never synchronize the victim
-//!    while holding the slot (that deadlocks against the victim's own synchronize): while
-//!    still holding it, only *try* to lock the victim (the reverse of the usual lock order,
-//!    so a try-lock); if that fails, move the log into the victim's pending backlog
-//!    ([`crate::pending`]) for whoever holds it.
-//! 4. Push the operation (the log kind may absorb it), unlock the slot.
-//! 5. If the victim was locked: apply its evicted log alone (kinds that allow it, such as
-//!    the counter: [`LogKind::APPLY_ALONE`]), or synchronize it (000 §6: "evicts the object
-//!    ... after synchronize()ing it"), then unlock it. Evicted logs are so applied at once, and an object that is no
-//!    longer updated costs only its own instance.
-//! 6. If the log reached the domain's limit, synchronize (flush) the object.
+//! 3. If another object (the victim) owns the slot, take the victim's log out of it and
+//!    take the slot, setting this core's bit in the object's mask. The victim's log goes
+//!    to its backlog ([`crate::pending`]): no lock, no barrier, no other core's slot; the
+//!    victim's next synchronize merges it. A log that may be applied alone
+//!    ([`LogKind::APPLY_ALONE`], the counter) is applied at once instead if a *try*-lock
+//!    of the victim succeeds (the reverse of the usual lock order, so never a wait), after
+//!    the slot is released. (000 §6 synchronizes the victim while holding the slot, which
+//!    deadlocks against the victim's own synchronize.)
+//! 4. *Publish* the object in the slot (a word of the slot that remote readers may load
+//!    without its lock, [`crate::percore::PerCore::published`]), if the slot does not
+//!    already, then push the operation (the log kind may absorb it).
+//! 5. If the log reached the domain's limit, the owner *hands it off*: moves it to the
+//!    object's backlog and stops publishing the object, still under its slot lock, with no
+//!    barrier and no other core's slot. If that fills the backlog (its limit), the object
+//!    is synchronized (a try-lock: a synchronize already running takes the backlog).
+//! 6. Unlock the slot; finish the eviction of step 3, if any.
 //!
 //! Nothing on this path writes a cache line another core uses, except when the slot
-//! changes owner (a log-cache miss).
+//! changes owner (a log-cache miss) and the object's backlog when a log is handed off.
 //!
 //! # Where an object lives
 //!
@@ -29,22 +41,67 @@
 //! slab ([`crate::slab`]): slots name their owner by a pointer to that entry, which an
 //! evictor can follow, and the entry finds its domain from its chunk's header. The owner is
 //! alive while a slot names it: dropping an object takes its lock and then its slots, and an
-//! evictor holds one of those slots until it holds the lock.
+//! evictor holds one of those slots until it holds the lock. (A slot may keep naming an
+//! object whose log it emptied; nobody follows that pointer, since only a non-empty log is
+//! evicted.)
 //!
-//! # Synchronize (000 §5.1 `Object::synchronize`)
+//! # Synchronize (000 §5.1 `Object::synchronize`): it costs what it merges
 //!
-//! 1. Take the object lock (a bit in the same word as the core mask).
-//! 2. Lock, at once, the object's slot on every core in the mask, in ascending core order
-//!    (per-thread slots: request all, one `membarrier`, wait for each owner), then re-read
-//!    the mask; if a core joined meanwhile, unlock and start over. Holding every slot at
-//!    one instant makes the set of operations gathered a consistent cut: it contains
-//!    every update that completed before the synchronize began, and if it contains an
-//!    update it contains every update that finished before that one started.
-//! 3. Take the object's backlog (operations left by a panic, then evicted logs), then
-//!    each slot's log, into one batch; clear mask bits of cores that no longer hold the
-//!    object; unlock the slots. Updates continue from here on (001 §10.2).
-//! 4. Apply the batch to the internal instance ([`LogKind::apply`]: merge, global
+//! 1. Take the object lock.
+//! 2. If no core of the mask publishes the object and it has no backlog, nothing is
+//!    logged: stop here. No other core's slot is locked and no barrier is sent.
+//! 3. Otherwise, exclude concurrent readers (below), then lock, at once, the slots of the
+//!    cores that publish the object, in ascending core order (one `membarrier` if some are
+//!    entered through the owner protocol and not in spin mode), and check that no other
+//!    core of the mask started publishing meanwhile; if one did, unlock and start over.
+//!    Holding every such slot at one instant makes the set of operations gathered a
+//!    consistent cut: it contains every update that completed before the synchronize
+//!    began (each published its object before its push, and a hand-off moves the log to
+//!    the backlog before the slot stops publishing), and if it contains an update it
+//!    contains every update that finished before that one started.
+//! 4. Take the object's backlog (operations left by a panic, then evicted and handed-off
+//!    logs), then each slot's log, into one batch; stop publishing; leave the slots in spin
+//!    mode (the next synchronize needs no barrier; `percore::OwnerLock`); unlock them.
+//!    Updates continue from here on (001 §10.2): an updater waits only for the gather,
+//!    never for the apply.
+//! 5. Apply the batch to the internal instance ([`LogKind::apply`]: merge, global
 //!    absorption, execute), then run the read on it while still holding the object lock.
+//!
+//! # Representations (000 §2: K42-style online reconfiguration)
+//!
+//! *Logged* is the above. *Direct*: an update takes the object lock, synchronizes (logs
+//! from before the switch, or from updates that read the representation just before it,
+//! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex.
+//! Which one an update takes is read from the word with a relaxed load: a stale answer is
+//! correct either way, since both paths keep every update and its order.
+//!
+//! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
+//! moved by its own reads, with hysteresis, never by a write on the update path:
+//!
+//! * logged: a read that finds fewer than `SMALL_BATCH` (4) operations logged since the
+//!   last synchronize raises the score; `TO_DIRECT` (4) such reads in a row switch the
+//!   object to direct; a read that finds more resets the score;
+//! * direct: each direct update counts in the score (with its unlock, one instruction); a
+//!   read that follows at least `TO_LOGGED` (8) direct updates switches back to logged.
+//!
+//! So reads more frequent than about one per 4 updates make it direct, reads rarer than
+//! one per 8 updates make it logged. A switch costs one compare-and-swap of the word under
+//! the lock, which the read holds anyway; logs left from before a switch to direct are
+//! applied by the next direct update. [`OpLog::switch_representation`] switches by hand.
+//!
+//! # Concurrent reads
+//!
+//! A read of an object with nothing logged needs no synchronize, and reads must not write
+//! a shared line (002 ch. 3). While the object is *biased* (bit 61), a read announces
+//! itself in its CPU's row of the domain's reader table (`crate::readers`, BRAVO-style),
+//! re-checks the bias, checks that nothing is logged (step 2 above), and reads the
+//! instance without the lock. A lock holder that is about to change the instance (apply a
+//! batch, a direct update, a [`Synced`] guard, drop) first clears the bias, then waits
+//! until no cell of the object's column holds the object (a Dekker handshake: the reader
+//! stores then loads the word, the writer stores the word then loads the cells). A read
+//! through the lock sets the bias again (in the direct representation, only the second
+//! read in a row with no update between, against churn in write-heavy mixes). Reads
+//! through the lock that change nothing do not exclude concurrent readers.
 
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
@@ -181,11 +238,13 @@ impl<L: LogKind> OpLog<L> {
     ///
     /// # Panics
     /// Only if user code of another operation panics while this update applies it: when the
-    /// update fills the log (a flush), or evicts another object's log from the cache and
-    /// applies it (see the crate docs on panics). This update itself is kept. Calling
-    /// `update` while this thread holds this object's [`Synced`] guard deadlocks once the
-    /// log, or the object's backlog of evicted logs, is four times over its limit, as a
-    /// re-entrant mutex would.
+    /// update's hand-off fills the object's backlog, when it applies the object's backlog
+    /// before taking a slot, when it evicts a counter log from the cache and applies it, or,
+    /// in the direct representation, when it applies what was logged before it (see the
+    /// crate docs on panics). This update itself is kept either way: it is logged or
+    /// applied before the panic goes on. Calling `update` from inside this object's own
+    /// `exec` or read closure, or while holding its [`Synced`] guard, logs the update: it
+    /// never waits for the lock the thread holds.
     #[inline]
     pub fn update(&self, op: L::Op) {
         let obj = self.obj();
@@ -655,6 +714,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let state = self.get().state.get();
         // SAFETY: the object lock is held, so no write access to the state is live.
         let r = f(unsafe { state.deref() });
+        // Under loom the pointer tracks the access until it is dropped.
+        #[allow(clippy::drop_non_drop)]
         drop(state);
         // Logged, updates never revoke the bias (only synchronizes that find logs do);
         // direct, each update does, so only a second read in a row with no update between

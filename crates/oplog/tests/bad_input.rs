@@ -150,3 +150,22 @@ fn a_malformed_ordo_variable_panics_in_oplog_new_naming_it() {
         assert!(stdout.contains(&format!("panic: invalid Ordo clock configuration: {message}")), "{stdout}");
     }
 }
+
+/// Issue 16, item 3: settings each in range whose product asks for more than a domain may
+/// allocate up front are refused with an error naming them, instead of aborting the
+/// process (or taking seconds to zero gigabytes).
+#[test]
+fn a_product_of_in_range_settings_too_large_to_allocate_is_an_error() {
+    for config in [
+        Config::per_cpu().cpus(65_536).cache_slots(1 << 20),
+        Config::per_cpu().cpus(65_536),
+        Config::per_cpu().cpus(16_384).cache_slots(1 << 10),
+    ] {
+        let err = error(config);
+        assert!(matches!(err, ConfigError::CacheTooLarge { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("cache_slots") && text.contains(&oplog::MAX_CACHE_BYTES.to_string()), "{text}");
+    }
+    let many = if cfg!(miri) { 64 } else { 65_536 };
+    accepts(Config::per_cpu().cpus(many).cache_slots(64));
+}

@@ -79,6 +79,13 @@ impl From<SettingsError> for ConfigError {
     }
 }
 
+/// `boundary`, if it is at most [`MAX_BOUNDARY`](crate::settings::MAX_BOUNDARY).
+fn checked_boundary(boundary: u64) -> u64 {
+    let max = crate::settings::MAX_BOUNDARY;
+    assert!(boundary <= max, "an Ordo boundary of {boundary} ticks is above the limit of {max}");
+    boundary
+}
+
 static GLOBAL: OnceLock<Result<Arc<Ordo>, ConfigError>> = OnceLock::new();
 
 /// The process-wide clock, built on first use from the environment ([`Settings::from_env`])
@@ -111,11 +118,15 @@ impl Ordo {
     /// Builds the clock the settings ask for. Falls back to the OS monotonic clock, and says
     /// why in [`Ordo::fallback`], when the hardware clock is requested but is missing, not
     /// invariant, or cannot be calibrated (a calibration thread could not be pinned).
+    ///
+    /// # Panics
+    /// When a pinned boundary is above [`MAX_BOUNDARY`](crate::settings::MAX_BOUNDARY)
+    /// (settings read by [`Settings::from_env`] never are).
     pub fn from_settings(settings: &Settings) -> Ordo {
         let monotonic = |reason: Option<String>| {
             let mut o = Ordo::monotonic();
             if let Some(b) = settings.boundary {
-                o.boundary = b;
+                o.boundary = checked_boundary(b);
                 o.basis = Basis::Pinned;
             }
             o.fallback = reason;
@@ -166,12 +177,13 @@ impl Ordo {
     /// communication (the texts' own assumption, 000 §6.1), since nothing was measured.
     ///
     /// # Panics
-    /// When this machine has no invariant hardware clock.
+    /// When this machine has no invariant hardware clock, or `boundary` is above
+    /// [`MAX_BOUNDARY`](crate::settings::MAX_BOUNDARY).
     pub fn with_boundary(boundary: u64) -> Ordo {
         assert!(hw::hardware_clock_available(), "no invariant hardware clock ({}) on this CPU", hw::HARDWARE_NAME);
         Ordo {
             source: Source::Hardware,
-            boundary,
+            boundary: checked_boundary(boundary),
             raw_order_is_causal: true,
             cpu_in_aux: cpu::tsc_aux_is_cpu(),
             basis: Basis::Pinned,
@@ -358,6 +370,34 @@ mod tests {
         .join()
         .unwrap();
         assert!(seen + o.boundary() > t);
+    }
+
+    /// 016 item 2: `ORDO_BOUNDARY=18446744073709551615` was accepted and every wait then hung.
+    /// The largest boundary accepted is waited out (one second: the monotonic clock ticks in
+    /// nanoseconds), under a watchdog.
+    #[test]
+    #[cfg_attr(miri, ignore = "spins for a wall-clock second")]
+    fn the_largest_boundary_accepted_is_waited_out() {
+        let settings = Settings {
+            source: SourceChoice::Monotonic,
+            boundary: Some(crate::settings::MAX_BOUNDARY),
+            ..Settings::default()
+        };
+        let o = Ordo::from_settings(&settings);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let t = o.get_time();
+            tx.send((t, o.new_time(t))).unwrap();
+        });
+        let (t, n) = rx.recv_timeout(Duration::from_secs(60)).expect("new_time with the largest boundary hung");
+        assert!(n > t + crate::settings::MAX_BOUNDARY);
+    }
+
+    #[test]
+    #[should_panic(expected = "an Ordo boundary of 18446744073709551615 ticks is above the limit of 1000000000")]
+    fn a_boundary_above_the_limit_is_refused_by_the_constructors() {
+        let settings = Settings { source: SourceChoice::Monotonic, boundary: Some(u64::MAX), ..Settings::default() };
+        let _ = Ordo::from_settings(&settings);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! | variable | meaning | default |
 //! |---|---|---|
 //! | `ORDO_CLOCK` | `hardware` (invariant per-core clock, falling back to the OS clock where there is none) or `monotonic` (the OS monotonic clock) | `hardware` |
-//! | `ORDO_BOUNDARY` | pins the uncertainty window, in clock ticks, and skips calibration | measured |
+//! | `ORDO_BOUNDARY` | pins the uncertainty window, in clock ticks, at most [`MAX_BOUNDARY`] (10⁹), and skips calibration | measured |
 //! | `ORDO_CALIBRATION_RUNS` | exchanges per ordered CPU pair when measuring | 5000 |
 
 use std::fmt;
@@ -15,6 +15,12 @@ pub const CLOCK_VAR: &str = "ORDO_CLOCK";
 pub const BOUNDARY_VAR: &str = "ORDO_BOUNDARY";
 /// Name of the variable that sets the number of calibration runs per CPU pair.
 pub const RUNS_VAR: &str = "ORDO_CALIBRATION_RUNS";
+
+/// Largest boundary accepted, in ticks: 10⁹, a third of a second at 3 GHz. Every ordered
+/// update that waits out the boundary ([`crate::Clock::new_time`]) stalls that long, and
+/// measured boundaries are below 10⁴ ticks (003 §6.2), so a larger value is a mistake; near
+/// `u64::MAX` the wait would never end.
+pub const MAX_BOUNDARY: u64 = 1_000_000_000;
 
 /// Default number of clock exchanges per ordered pair of CPUs. 003 Figure 4 uses 100,000;
 /// the minimum settles far earlier, and all pairs of a 48-CPU machine then take seconds.
@@ -34,7 +40,7 @@ pub enum SourceChoice {
 pub struct Settings {
     /// Which clock to read.
     pub source: SourceChoice,
-    /// A pinned boundary in ticks; `None` to measure it.
+    /// A pinned boundary in ticks, at most [`MAX_BOUNDARY`]; `None` to measure it.
     pub boundary: Option<u64>,
     /// Exchanges per ordered CPU pair when measuring (at least 1).
     pub calibration_runs: usize,
@@ -88,9 +94,16 @@ impl Settings {
             };
         }
         if let Some(v) = lookup(BOUNDARY_VAR) {
-            s.boundary = Some(v.trim().parse::<u64>().map_err(|_| {
-                invalid(BOUNDARY_VAR, v, "a whole number of clock ticks, at least 0 (for example ORDO_BOUNDARY=300)")
-            })?);
+            s.boundary = match v.trim().parse::<u64>() {
+                Ok(b) if b <= MAX_BOUNDARY => Some(b),
+                _ => {
+                    return Err(invalid(
+                        BOUNDARY_VAR,
+                        v,
+                        "a whole number of clock ticks from 0 to 1000000000 (for example ORDO_BOUNDARY=300)",
+                    ));
+                }
+            };
         }
         if let Some(v) = lookup(RUNS_VAR) {
             s.calibration_runs = match v.trim().parse::<usize>() {
@@ -130,11 +143,12 @@ mod tests {
         let s = parse(&[(CLOCK_VAR, "monotonic"), (BOUNDARY_VAR, " 300 "), (RUNS_VAR, "12")]).unwrap();
         assert_eq!(s, Settings { source: SourceChoice::Monotonic, boundary: Some(300), calibration_runs: 12 });
         assert_eq!(parse(&[(BOUNDARY_VAR, "0")]).unwrap().boundary, Some(0));
+        assert_eq!(parse(&[(BOUNDARY_VAR, "1000000000")]).unwrap().boundary, Some(MAX_BOUNDARY));
     }
 
     #[test]
     fn a_malformed_boundary_is_a_clear_error() {
-        for bad in ["12x", "-5", "", "1.5", "ten", "99999999999999999999999"] {
+        for bad in ["12x", "-5", "", "1.5", "ten", "99999999999999999999999", "18446744073709551615", "1000000001"] {
             let err = parse(&[(BOUNDARY_VAR, bad)]).unwrap_err();
             assert_eq!(err.variable, BOUNDARY_VAR);
             let msg = err.to_string();

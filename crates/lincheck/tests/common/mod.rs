@@ -266,7 +266,7 @@ pub struct SwitchingSet {
 impl Concurrent<SetModel> for SwitchingSet {
     fn call(&self, op: &SetOp) -> SetRet {
         let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let to = if n % 2 == 0 { oplog::Representation::Direct } else { oplog::Representation::Logged };
+        let to = if n.is_multiple_of(2) { oplog::Representation::Direct } else { oplog::Representation::Logged };
         self.set.0.switch_representation(to);
         self.set.call(op)
     }

@@ -18,7 +18,7 @@ use crate::output::{Record, Sink};
 pub mod baselines;
 pub mod oplog_impls;
 
-use baselines::{AtomicCounter, MutexCounter, PerCoreAtomicCounter};
+use baselines::{AtomicCounter, MutexCounter, PerCoreAtomicCounter, PerCoreStoreCounter};
 use oplog_impls::{OplogPerCpu, OplogPerThread};
 
 /// Every counter implementation the experiment measures, in table and legend order.
@@ -28,6 +28,7 @@ pub const IMPLS: &[CounterEntry] = &[
     CounterEntry::of::<AtomicCounter>(),
     CounterEntry::of::<MutexCounter>(),
     CounterEntry::of::<PerCoreAtomicCounter>(),
+    CounterEntry::of::<PerCoreStoreCounter>(),
 ];
 
 /// Increments between two checks of the stop flag.

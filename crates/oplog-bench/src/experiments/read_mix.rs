@@ -163,6 +163,10 @@ fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> (Throughput, Option<&'
     (t, ended_in)
 }
 
+/// What one `(threads, update_pct)` point measured: ops/s per wrapper (in [`IMPLS`]
+/// order) and the representation the default ended in.
+type PointResults<'a> = HashMap<(usize, u32), (Vec<f64>, Option<&'a str>)>;
+
 /// The `read-mix` experiment.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReadMix;
@@ -170,7 +174,7 @@ pub struct ReadMix;
 impl ReadMix {
     /// The `versus` annex from `results[(threads, update_pct)] = (ops/s per wrapper, what
     /// the default ended in)`.
-    fn versus(points: &[(usize, u32)], results: &HashMap<(usize, u32), (Vec<f64>, Option<&str>)>) -> Annex {
+    fn versus(points: &[(usize, u32)], results: &PointResults) -> Annex {
         let mut annex = Annex::new(
             "versus",
             "the default oplog against the best baseline and each, the fastest wrapper, and the representation oplog ended in",

@@ -236,8 +236,9 @@ impl Sink {
     pub fn with_writer(options: SinkOptions, stdout: Box<dyn Write>, progress: ProgressBar) -> io::Result<Self> {
         let jsonl = match &options.out_dir {
             Some(dir) => {
-                fs::create_dir_all(dir)?;
-                Some(io::BufWriter::new(fs::File::create(dir.join(JSONL_FILE))?))
+                create_dir(dir)?;
+                let path = dir.join(JSONL_FILE);
+                Some(io::BufWriter::new(fs::File::create(&path).map_err(|e| naming(&path, "create", e))?))
             }
             None => None,
         };
@@ -318,7 +319,7 @@ impl Sink {
         if let Some(dir) = &self.options.out_dir {
             let file = format!("{}-{name}.svg", current.experiment.name());
             let svg = plot::render_svg(chart, series).map_err(io::Error::other)?;
-            fs::write(dir.join(&file), svg)?;
+            write_file(&dir.join(&file), svg)?;
             current.figures.push(file);
         }
         Ok(())
@@ -350,7 +351,7 @@ impl Sink {
                 let path = dir.join(format!("{}-{}.csv", experiment.name(), annex.name));
                 let mut text = Vec::new();
                 annex.write_csv(&mut text)?;
-                fs::write(&path, text)?;
+                write_file(&path, text)?;
                 written.push(path);
             }
             written.extend(current.figures.iter().map(|f| dir.join(f)));
@@ -400,10 +401,39 @@ impl Sink {
             sections: std::mem::take(&mut self.sections),
         };
         let path = dir.join(REPORT_FILE);
-        fs::write(&path, report.render())?;
+        write_file(&path, report.render())?;
         eprintln!("oplog-bench: report written to {}", path.display());
         Ok(())
     }
+}
+
+/// Checks up front that files can be written into `dir` (creating it if missing): creates
+/// and removes a probe file, so that an unusable `--out` is reported before any run, naming
+/// the path.
+///
+/// # Errors
+/// When the directory cannot be created or a file in it cannot be written; the error names
+/// the path.
+pub fn probe_dir(dir: &Path) -> io::Result<()> {
+    create_dir(dir)?;
+    let probe = dir.join(format!(".oplog-bench-probe-{}", std::process::id()));
+    write_file(&probe, [])?;
+    fs::remove_file(&probe).map_err(|e| naming(&probe, "remove", e))
+}
+
+/// `fs::create_dir_all`, with an error that names the directory.
+fn create_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir).map_err(|e| naming(dir, "create the directory", e))
+}
+
+/// `fs::write`, with an error that names the file.
+fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    fs::write(path, contents).map_err(|e| naming(path, "write", e))
+}
+
+/// `e`, with what was being done to which path.
+fn naming(path: &Path, what: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
 }
 
 /// Every JSON line of a run, in the output directory.
@@ -414,11 +444,11 @@ pub const REPORT_FILE: &str = "report.md";
 /// Writes `<name>.csv` and `<name>.svg` for `experiment` into `dir` (creating it); returns the
 /// paths written.
 pub fn write_files(dir: &Path, experiment: &dyn Experiment, records: &[Record]) -> io::Result<Vec<PathBuf>> {
-    fs::create_dir_all(dir)?;
+    create_dir(dir)?;
     let csv_path = dir.join(format!("{}.csv", experiment.name()));
     let mut csv_text = Vec::new();
     csv::write(records, &mut csv_text)?;
-    fs::write(&csv_path, csv_text)?;
+    write_file(&csv_path, csv_text)?;
 
     let svg_path = dir.join(format!("{}.svg", experiment.name()));
     let axis = experiment.x_axis();
@@ -432,7 +462,7 @@ pub fn write_files(dir: &Path, experiment: &dyn Experiment, records: &[Record]) 
         log_y: experiment.log_y(),
     };
     let svg = plot::render_svg(&chart, &group_series(records, axis, metric)).map_err(io::Error::other)?;
-    fs::write(&svg_path, svg)?;
+    write_file(&svg_path, svg)?;
     Ok(vec![csv_path, svg_path])
 }
 

@@ -178,6 +178,9 @@ impl<S: Send> PerCore<S> {
 }
 
 impl<S> PerCore<S> {
+    /// Bytes one slot takes (state, lock and padding).
+    pub const SLOT_BYTES: usize = std::mem::size_of::<CachePadded<Slot<S>>>();
+
     /// Per CPU or per thread.
     pub fn mode(&self) -> CoreMode {
         self.mode

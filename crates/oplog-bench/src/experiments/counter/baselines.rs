@@ -5,6 +5,10 @@
 //! - [`PerCoreAtomicCounter`] (`percore-atomic`): one padded atomic per CPU, chosen by
 //!   `sched_getcpu`; increments stay on the current core's line (an atomic RMW still, since a
 //!   thread may migrate between reading its CPU id and incrementing), reads sum every slot.
+//! - [`PerCoreStoreCounter`] (`percore-store`): one padded word per thread, incremented with
+//!   a plain load and store (no atomic instruction, no CPU id): the physical floor of a
+//!   counter increment, so every run shows how far from it the others are. Correct only
+//!   because each thread owns its word; not a counter anyone could share.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -85,6 +89,31 @@ impl CounterImpl for PerCoreAtomicCounter {
     }
 }
 
+/// One cache-padded word per thread, incremented by its thread alone with a relaxed load
+/// and store (plain `mov`s on x86-64).
+#[derive(Debug)]
+pub struct PerCoreStoreCounter {
+    slots: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl CounterImpl for PerCoreStoreCounter {
+    const ID: &'static str = "percore-store";
+
+    fn new(threads: usize) -> Self {
+        Self { slots: (0..threads.max(1)).map(|_| CachePadded::new(AtomicU64::new(0))).collect() }
+    }
+
+    #[inline]
+    fn inc(&self, thread: usize) {
+        let slot = &self.slots[thread];
+        slot.store(slot.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> u64 {
+        self.slots.iter().map(|s| s.load(Ordering::Relaxed)).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +135,6 @@ mod tests {
         counts::<AtomicCounter>();
         counts::<MutexCounter>();
         counts::<PerCoreAtomicCounter>();
+        counts::<PerCoreStoreCounter>();
     }
 }
