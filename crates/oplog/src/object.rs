@@ -166,7 +166,8 @@ pub struct OpLog<L: LogKind> {
 /// The part of an object that never moves (an entry of its domain's slab). Its domain is
 /// the slab's owner ([`Shared::domain`]); each object holds one strong count of it.
 pub(crate) struct Shared<L: LogKind> {
-    /// [`LOCK`] | core mask.
+    /// [`LOCK`], [`DIRECT`], [`BIAS`], the policy's score and the core mask (module docs,
+    /// "The object's word").
     word: AtomicU64,
     state: UnsafeCell<L::State>,
 }

@@ -8,6 +8,7 @@ use common::{quiet_expected_panics, with_watchdog};
 use oplog::log::LocalLog;
 use oplog::{Config, Domain, OpLog, Ordered, Update};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -49,9 +50,40 @@ impl Update for Op {
     }
 }
 
-fn leak(config: Config) -> &'static Obj {
-    let d = Domain::<Ordered<Op>>::new(config).unwrap();
-    Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())))
+/// The objects of one test, which operations refer to as `&'static`. Dropping the arena
+/// reads every object (applying every logged operation, so none refers to an object any
+/// more), then frees them all (a leak would fail the Miri run).
+#[derive(Default)]
+struct Arena(Vec<*mut Obj>);
+
+impl Arena {
+    /// A new object of `domain`, alive until the arena is dropped.
+    fn object(&mut self, domain: &Arc<Domain<Ordered<Op>>>) -> &'static Obj {
+        let p = Box::into_raw(Box::new(OpLog::with_domain(domain, Vec::new())));
+        self.0.push(p);
+        // SAFETY: `p` is freed only when the arena is dropped, at the end of the test
+        // iteration that uses the reference, after every operation holding it was applied.
+        unsafe { &*p }
+    }
+
+    /// A new object in a domain of its own.
+    fn fresh(&mut self, config: Config) -> &'static Obj {
+        self.object(&Domain::new(config).unwrap())
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for &p in &self.0 {
+            // SAFETY: allocated by `object`, not freed yet.
+            unsafe { &*p }.read(|_| ());
+        }
+        for &p in &self.0 {
+            // SAFETY: allocated by `object` with `Box::into_raw`, freed once, here; nothing
+            // logged refers to it any more (every object was read above).
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
 }
 
 fn message(r: std::thread::Result<()>) -> String {
@@ -71,7 +103,8 @@ fn a_read_from_inside_its_own_exec_panics() {
     quiet_expected_panics();
     with_watchdog("read inside exec", LIMIT, || {
         for config in configs() {
-            let o = leak(config);
+            let mut arena = Arena::default();
+            let o = arena.fresh(config);
             o.update(Op::ReadInExec(o));
             let msg = message(catch_unwind(AssertUnwindSafe(|| o.read(|_| ()))));
             assert!(msg.contains("from inside its own Update::exec"), "{msg}");
@@ -87,7 +120,8 @@ fn a_read_from_inside_its_own_read_closure_panics() {
     quiet_expected_panics();
     with_watchdog("read inside read", LIMIT, || {
         for config in configs() {
-            let o = leak(config);
+            let mut arena = Arena::default();
+            let o = arena.fresh(config);
             let msg = message(catch_unwind(AssertUnwindSafe(|| o.read(|_| o.read(|_| ())))));
             assert!(msg.contains("read closure"), "{msg}");
             let msg = message(catch_unwind(AssertUnwindSafe(|| {
@@ -104,7 +138,8 @@ fn a_read_from_inside_its_own_read_closure_panics() {
 fn updates_from_inside_its_own_exec_are_applied() {
     with_watchdog("updates inside exec", LIMIT, || {
         for config in configs() {
-            let o = leak(config.max_log_len(4));
+            let mut arena = Arena::default();
+            let o = arena.fresh(config.max_log_len(4));
             // Far more than four logs' and four backlogs' worth: nothing waits for the lock
             // this thread holds.
             o.update(Op::UpdateInExec(o, 1000));
@@ -119,7 +154,8 @@ fn an_update_from_inside_absorb_local_panics() {
     quiet_expected_panics();
     with_watchdog("update inside absorb_local", LIMIT, || {
         for config in configs() {
-            let o = leak(config);
+            let mut arena = Arena::default();
+            let o = arena.fresh(config);
             std::thread::scope(|s| {
                 s.spawn(|| {
                     let msg = message(catch_unwind(AssertUnwindSafe(|| o.update(Op::UpdateInAbsorb(o)))));
@@ -139,8 +175,8 @@ fn a_read_of_another_object_sharing_the_slot_from_inside_absorb_local_does_not_h
         for config in configs() {
             let config = config.cache_slots(1);
             let d = Domain::<Ordered<Op>>::new(config).unwrap();
-            let a: &'static Obj = Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())));
-            let b: &'static Obj = Box::leak(Box::new(OpLog::with_domain(&d, Vec::new())));
+            let mut arena = Arena::default();
+            let (a, b) = (arena.object(&d), arena.object(&d));
             std::thread::scope(|s| {
                 s.spawn(|| {
                     b.update(Op::Add(1));
