@@ -107,8 +107,10 @@
 //! kept, in order, ahead of anything newer, for the next synchronize. The panic reaches
 //! the caller of [`OpLog::synchronize`] or [`OpLog::read`], or of the [`OpLog::update`]
 //! that ran the operations: one whose hand-off filled the object's backlog, one that
-//! applied its own backlog before taking a slot again, one that evicted a counter log from
-//! the cache and applied it, or a direct update (which applies what was logged before it).
+//! applied its own backlog before taking a slot again, one that applied its own full log
+//! or a log it evicted from the cache (kinds whose logs may be applied alone:
+//! [`Update::APPLY_ALONE`], the counter), or a direct update (which applies what was logged
+//! before it).
 //! That update itself is always kept: it is logged (or applied) before the panic goes on.
 //! Nothing else on the update path runs user code except [`Update::absorb_local`].
 //!
@@ -139,9 +141,11 @@
 //!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
 //! * Per domain, also: a reader table of one 128-byte line per possible CPU.
 //! * Logs: a log holds at most `max_log_len` entries (the update that fills it hands it to
-//!   the object's backlog); a slot keeps its log's storage after a synchronize. A counter
-//!   log evicted from the cache is applied by the evictor at once when the owner's lock is
-//!   free; every other evicted log waits in the owner's backlog. An object whose backlog
+//!   the object's backlog, or applies it when the kind's logs may be applied alone and the
+//!   object lock is free); a slot keeps its log's storage after a synchronize. A log that
+//!   may be applied alone (a counter's) evicted from the cache is applied by the evictor at
+//!   once when the owner's lock is free; every other evicted log waits in the owner's
+//!   backlog. An object whose backlog
 //!   reaches twice the CPU count (at least 8, at most 128) logs is synchronized by the
 //!   update that hands the last one off, or before it takes a slot again, or, while
 //!   another synchronize of it is running, once the backlog reaches four times that, so

@@ -29,7 +29,14 @@
 //! 5. If the log reached the domain's limit, the owner *hands it off*: moves it to the
 //!    object's backlog and stops publishing the object, still under its slot lock, with no
 //!    barrier and no other core's slot. If that fills the backlog (its limit), the object
-//!    is synchronized (a try-lock: a synchronize already running takes the backlog).
+//!    is synchronized (a try-lock: a synchronize already running takes the backlog). Kinds
+//!    whose logs may be applied alone ([`LogKind::APPLY_ALONE`], set by
+//!    [`crate::Update::APPLY_ALONE`] for queue kinds) do better: the owner try-locks the
+//!    object and, if it is free, takes its own log out and applies it after unlocking the
+//!    slot (the log's lines are in its own cache: measured, applying another core's log
+//!    costs more than the rest of the update path); if the lock is busy the log goes to
+//!    the backlog, and a full backlog is applied alone, taking no other core's slot. Such
+//!    an update-only workload never locks another core's slot nor sends a barrier.
 //! 6. Unlock the slot; finish the eviction of step 3, if any.
 //!
 //! Nothing on this path writes a cache line another core uses, except when the slot
@@ -72,8 +79,12 @@
 //! *Logged* is the above. *Direct*: an update takes the object lock, synchronizes (logs
 //! from before the switch, or from updates that read the representation just before it,
 //! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex.
-//! Which one an update takes is read from the word with a relaxed load: a stale answer is
-//! correct either way, since both paths keep every update and its order.
+//! An update whose core's slot publishes the object logs it without looking further (the
+//! update path reads nothing but its slot); otherwise it reads the representation from the
+//! word with a relaxed load. A stale answer is correct either way, since both paths keep
+//! every update and its order; a slot that went on publishing across a switch to direct
+//! (an update that read the word just before it) is emptied by the next synchronize or
+//! direct update, after which that core's updates are direct too.
 //!
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
 //! moved by its own reads, with hysteresis, never by a write on the update path:
@@ -240,7 +251,8 @@ impl<L: LogKind> OpLog<L> {
     /// # Panics
     /// Only if user code of another operation panics while this update applies it: when the
     /// update's hand-off fills the object's backlog, when it applies the object's backlog
-    /// before taking a slot, when it evicts a counter log from the cache and applies it, or,
+    /// before taking a slot, when it applies its own full log or a log it evicted from the
+    /// cache (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]), or,
     /// in the direct representation, when it applies what was logged before it (see the
     /// crate docs on panics). This update itself is kept either way: it is logged or
     /// applied before the panic goes on. Calling `update` from inside this object's own
@@ -248,13 +260,7 @@ impl<L: LogKind> OpLog<L> {
     /// never waits for the lock the thread holds.
     #[inline]
     pub fn update(&self, op: L::Op) {
-        let obj = self.obj();
-        // Relaxed: a stale answer is correct either way (module docs, "Representations").
-        if obj.get().word.load(Ordering::Relaxed) & DIRECT == 0 {
-            obj.append(op);
-        } else {
-            obj.update_direct(op);
-        }
+        self.obj().append(op);
     }
 
     /// Moves the object to `to` now ([`Representation::Adaptive`] leaves it where it is):
@@ -440,6 +446,22 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let mut deferred: Option<Box<dyn Any + Send>> = None;
         loop {
             let mut guard = d.slots.enter(index);
+            // A slot that publishes the object means it is logged here: the update touches
+            // nothing but the slot. Otherwise the object word says the representation
+            // (Relaxed: a stale answer is correct either way; module docs,
+            // "Representations"). Reading the word only here keeps the update path off the
+            // line that the instance shares with it, which a synchronize writes.
+            if guard.published() != id
+                && self.get().word.load(Ordering::Relaxed) & DIRECT != 0
+                && !reentry::involved(id)
+            {
+                drop(guard);
+                self.update_direct(op);
+                if let Some(p) = deferred {
+                    resume_unwind(p);
+                }
+                return;
+            }
             let core = guard.core();
             let raw = if L::ORDERED {
                 let t = d.clock.get_time();
@@ -472,7 +494,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
             guard.pushes = guard.pushes.wrapping_add(1);
             let len = L::push(&mut guard.log, op, stamp);
-            let backlog = if len >= d.max_log_len { self.hand_off(&mut guard, core) } else { 0 };
+            let mut backlog = 0;
+            if len >= d.max_log_len {
+                // A log that may be applied alone is applied by its owner, which wrote it
+                // (its lines are in this core's cache), if the object lock is free and no
+                // eviction is pending; otherwise it goes to the backlog.
+                match self.take_own_full_log(&mut guard, core, eviction.is_none()) {
+                    Some(own) => eviction = Some(own),
+                    None => backlog = self.hand_off(&mut guard, core),
+                }
+            }
             drop(guard);
             if let Some(e) = eviction {
                 e.finish();
@@ -497,13 +528,36 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
     }
 
+    /// For kinds whose logs may be applied alone, and if `allowed`: try-locks the object
+    /// (the reverse of the usual lock order, so never a wait) and takes the entered slot's
+    /// full log out, to be applied once the slot is released (module docs, "Update" step
+    /// 5). `None` leaves the log where it is.
+    fn take_own_full_log(
+        self,
+        guard: &mut Entered<'_, SlotData<L>>,
+        core: usize,
+        allowed: bool,
+    ) -> Option<Eviction<L>> {
+        if !L::APPLY_ALONE || !allowed || reentry::involved(self.id() as usize) || !self.try_lock_raw() {
+            return None;
+        }
+        // The instance is about to change: concurrent readers (which cannot have
+        // validated since this slot published the object) must leave first.
+        self.exclude_readers();
+        let mut batch = self.backlog_batch();
+        L::gather(&mut batch, core, &mut guard.log);
+        guard.pushes = 0;
+        guard.publish(0);
+        Some(Eviction { victim: self.ptr, batch })
+    }
+
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
     /// of the entered slot into the object's backlog, without a barrier and without
     /// touching another core's slot; returns the backlog's length.
     #[cold]
     #[inline(never)]
     fn hand_off(self, guard: &mut Entered<'_, SlotData<L>>, core: usize) -> usize {
-        let log = std::mem::take(&mut guard.log);
+        let log = L::take_full(&mut guard.log);
         // Into the backlog before the slot stops publishing the object, both under the
         // slot lock: a synchronize finds the log in one place or the other.
         let waiting = self.domain().pending.push_evicted(self.id(), core, log);
@@ -562,7 +616,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 // The victim stops looking quiescent to concurrent readers when this slot
                 // publishes its new owner: they must wait for the apply.
                 v.exclude_readers();
-                let mut batch = L::Batch::default();
+                let mut batch = v.backlog_batch();
                 L::gather(&mut batch, core, &mut log);
                 eviction = Some(Eviction { victim: v.ptr, batch });
             } else {
@@ -599,9 +653,43 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // A synchronize is running: it or the next will take the backlog.
             None => return false,
         };
-        self.sync_locked();
+        if L::APPLY_ALONE {
+            self.apply_backlog_alone();
+        } else {
+            self.sync_locked();
+        }
         drop(lock);
         true
+    }
+
+    /// Applies the object's backlog and nothing else: no slot is taken, so no barrier is
+    /// sent (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]; each core's
+    /// handed-off or evicted logs are older than what its slot holds now, so per-core order
+    /// is kept). The object lock is held.
+    fn apply_backlog_alone(self) {
+        if let Some((batch, _)) = self.take_backlog() {
+            self.apply_locked(batch);
+        }
+    }
+
+    /// The object's whole backlog as a batch to apply alone, to which the caller adds a
+    /// log. The object lock is held. Taking it all keeps the backlog free of carried
+    /// operations while the batch applies: those of an earlier panic come first in it, and
+    /// a panic in this batch stores what it did not run as the only carry.
+    fn backlog_batch(self) -> L::Batch {
+        self.take_backlog().map_or_else(L::Batch::default, |(batch, _)| batch)
+    }
+
+    /// Takes the object's backlog as one batch (the carried operations first, then the
+    /// evicted logs, oldest first) with the number of evicted logs; `None` if it has none.
+    fn take_backlog(self) -> Option<(L::Batch, usize)> {
+        let backlog = self.domain().pending.take(self.id())?;
+        let logs = backlog.evicted.len();
+        let mut batch = backlog.carry;
+        for (core, mut log) in backlog.evicted {
+            L::gather(&mut batch, core, &mut log);
+        }
+        Some((batch, logs))
     }
 
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
@@ -666,10 +754,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[cold]
     #[inline(never)]
     fn update_direct(self, op: L::Op) {
-        if reentry::involved(self.id() as usize) {
-            // From inside this object's own `exec` or read closure: log it instead.
-            return self.append(op);
-        }
         let Some(lock) = self.try_lock() else {
             return self.update_direct_contended(op);
         };
@@ -863,16 +947,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn gather(self, release: bool) -> (L::Batch, usize) {
         let d = self.domain();
         let mut held = HeldSlots::lock(self, release);
-        let mut batch = L::Batch::default();
-        let mut ops = 0;
-        if let Some(backlog) = d.pending.take(self.id()) {
-            batch = backlog.carry;
-            // Handed-off logs are full; evicted ones are counted as full too.
-            ops += backlog.evicted.len() * d.max_log_len;
-            for (core, mut log) in backlog.evicted {
-                L::gather(&mut batch, core, &mut log);
-            }
-        }
+        // Handed-off logs are full; evicted ones are counted as full too.
+        let (mut batch, mut ops) =
+            self.take_backlog().map_or((L::Batch::default(), 0), |(b, logs)| (b, logs * d.max_log_len));
         let Some(slots) = held.slots.as_mut() else {
             return (batch, ops);
         };
@@ -949,9 +1026,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 }
 
-/// An evicted log that may be applied alone ([`LogKind::APPLY_ALONE`]), whose owner (the
-/// victim) was locked with a try-lock while the evictor held the slot; applied after the
-/// slot is released.
+/// A log taken out of a slot that may be applied alone ([`LogKind::APPLY_ALONE`]): evicted
+/// from the slot, or its owner's own full log. Its object (the victim) was locked with a
+/// try-lock while the slot was held; it is applied after the slot is released.
 struct Eviction<L: LogKind> {
     victim: NonNull<Shared<L>>,
     batch: L::Batch,

@@ -18,7 +18,8 @@
 mod common;
 
 use common::{CountedOp, Rng, SetOp, pin_round_robin, quiet_expected_panics, with_watchdog};
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation};
+use oplog::log::LogKind;
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation, Unordered, Update};
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -457,6 +458,28 @@ fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
 /// representation. Every operation that does not panic is applied exactly once.
 #[test]
 fn fault_random_panics_lose_no_update() {
+    random_panics_lose_no_update::<Ordered<CountedOp>>(|op| op);
+}
+
+/// The same with logs that may be applied alone: owners apply their own full logs, and
+/// full backlogs are applied without the other cores' slots.
+#[test]
+fn fault_random_panics_lose_no_update_when_logs_apply_alone() {
+    random_panics_lose_no_update::<Unordered<Alone>>(Alone);
+}
+
+/// [`CountedOp`] declared to apply alone: adds of distinct keys commute.
+struct Alone(CountedOp);
+
+impl Update for Alone {
+    type Target = BTreeSet<u64>;
+    const APPLY_ALONE: bool = true;
+    fn exec(self, set: &mut BTreeSet<u64>) {
+        self.0.exec(set);
+    }
+}
+
+fn random_panics_lose_no_update<K: LogKind<State = BTreeSet<u64>>>(wrap: fn(CountedOp) -> K::Op) {
     quiet_expected_panics();
     with_watchdog("random panics", LIMIT, || {
         const PER_THREAD: u64 = if cfg!(miri) { 50 } else { 20_000 };
@@ -464,7 +487,7 @@ fn fault_random_panics_lose_no_update() {
             .into_iter()
             .flat_map(|r| [Config::per_cpu().representation(r), Config::per_thread().representation(r)]);
         for config in configs {
-            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(2).max_log_len(4)).unwrap();
+            let d = Domain::<K>::new(config.clone().cache_slots(2).max_log_len(4)).unwrap();
             let execs = Arc::new(AtomicUsize::new(0));
             let objects: Vec<_> = (0..3).map(|_| OpLog::with_domain(&d, BTreeSet::new())).collect();
             let issued = AtomicUsize::new(0);
@@ -481,7 +504,7 @@ fn fault_random_panics_lose_no_update() {
                                 issued.fetch_add(1, Ordering::SeqCst);
                                 CountedOp::new(SetOp::Add(t << 32 | k), execs)
                             };
-                            let _ = catch_unwind(AssertUnwindSafe(|| o.update(op)));
+                            let _ = catch_unwind(AssertUnwindSafe(|| o.update(wrap(op))));
                             if rng.u32(..64) == 0 {
                                 let _ = catch_unwind(AssertUnwindSafe(|| o.read(|_| ())));
                             }
@@ -499,7 +522,7 @@ fn fault_random_panics_lose_no_update() {
                     }
                 })
                 .sum();
-            assert_eq!(total, issued.load(Ordering::SeqCst), "every non-panicking update applied once");
+            assert_eq!(total, issued.load(Ordering::SeqCst), "every non-panicking update applied once ({config:?})");
         }
     });
 }

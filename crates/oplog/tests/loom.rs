@@ -37,6 +37,7 @@
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
+//! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
 //! Refcache's epoch advance and weak revival have their models in `crates/refcount/tests/loom.rs`;
 //! every model runs through `oplog_lincheck::testkit::loom_model`.
@@ -48,7 +49,7 @@ use common::SetOp;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use oplog::primitive::set_current_cpu;
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation, Unordered, Update};
 use oplog_lincheck::testkit::loom_model;
 use ordo::Clock;
 use std::collections::BTreeSet;
@@ -292,5 +293,49 @@ fn a_slot_in_spin_mode() {
         assert!(first <= second && second <= 2, "read {first} then {second}");
         writer.join().unwrap();
         assert_eq!(c.read(), 2);
+    });
+}
+
+/// An addition whose logs may be applied alone.
+struct AddAlone(u64);
+
+impl Update for AddAlone {
+    type Target = u64;
+    const APPLY_ALONE: bool = true;
+    fn exec(self, sum: &mut u64) {
+        *sum += self.0;
+    }
+}
+
+/// Every update fills its one-entry log, so its owner applies the log itself (the object
+/// lock try-locked while it holds the slot, concurrent readers excluded, the apply after
+/// the slot is released) while the main thread reads: every read sees a prefix of the
+/// writer's updates, and the updates that completed before it.
+#[test]
+fn an_owner_applies_its_own_full_log() {
+    loom_model("an_owner_applies_its_own_full_log", 3, || {
+        let d = Domain::<Unordered<AddAlone>>::new(
+            Config::per_cpu().cpus(2).cache_slots(1).max_log_len(1).representation(Representation::Logged),
+        )
+        .unwrap();
+        let o = Arc::new(OpLog::with_domain(&d, 0u64));
+        assert_eq!(o.read(|s| *s), 0, "a read through the lock biases the object");
+        let done = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (o, done) = (o.clone(), done.clone());
+            thread::spawn(move || {
+                set_current_cpu(1);
+                o.update(AddAlone(1));
+                done.store(true, Ordering::Release);
+                o.update(AddAlone(2));
+            })
+        };
+        let completed = done.load(Ordering::Acquire);
+        let first = o.read(|s| *s);
+        let second = o.read(|s| *s);
+        assert!([0, 1, 3].contains(&first) && first <= second && second <= 3, "read {first} then {second}");
+        assert!(!completed || first >= 1, "the first update completed before the read, which saw {first}");
+        writer.join().unwrap();
+        assert_eq!(o.read(|s| *s), 3);
     });
 }

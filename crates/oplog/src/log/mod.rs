@@ -60,9 +60,11 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// same object are gathered. True only when every operation commutes with every other
     /// one *and* applying any subset gives a state some order of those operations would
     /// (a counter's deltas). Then an update that evicts an object's log from the log cache
-    /// applies that log at once; otherwise it synchronizes the whole object. Default false:
-    /// an [`Unordered`] log may rely on seeing every core's log together (for example global
-    /// absorption pairing a `remove` with its `add` from another core).
+    /// applies that log at once, and a backlog of handed-off logs that reaches its limit is
+    /// applied alone; otherwise the evicted log waits in the backlog and a full backlog
+    /// synchronizes the whole object. Default false: an [`Unordered`] log may rely on seeing
+    /// every core's log together (for example global absorption pairing a `remove` with its
+    /// `add` from another core). Queue kinds take [`Update::APPLY_ALONE`].
     const APPLY_ALONE: bool = false;
 
     /// Appends `op` to this core's `log` with timestamp `stamp`, or absorbs it into an
@@ -73,6 +75,13 @@ pub trait LogKind: Sized + Send + Sync + 'static {
 
     /// Whether `log` holds nothing to apply.
     fn is_empty(log: &Self::Log) -> bool;
+
+    /// Takes a full `log` out of its slot for the object's backlog, leaving an empty one
+    /// that is ready for as many entries (the owner's hand-off; the log is applied, and
+    /// freed, by whichever thread synchronizes next). The default leaves `Default::default()`.
+    fn take_full(log: &mut Self::Log) -> Self::Log {
+        std::mem::take(log)
+    }
 
     /// Moves every entry of `log`, the log of core `core`, into `batch`, leaving `log`
     /// empty but, where it can, with its storage kept for reuse. Called for the logs of
@@ -111,6 +120,16 @@ pub trait LogKind: Sized + Send + Sync + 'static {
 pub trait Update: Send + Sized + 'static {
     /// The sequential type this operation updates.
     type Target: Send;
+
+    /// Whether any subset of the logged operations may be applied alone, before the other
+    /// cores' logs are gathered ([`LogKind::APPLY_ALONE`]): true only when every operation
+    /// commutes with every other one, so any subset, applied in any order, gives a state
+    /// some order of those operations would (adds to counters, unions of sets), and
+    /// [`Update::absorb_global`] does not rely on seeing every core's log. Then a full log
+    /// handed off by its owner, or evicted, is applied under the object lock without
+    /// taking any other core's slot (no barrier), which keeps update-only workloads
+    /// scaling. Default false.
+    const APPLY_ALONE: bool = false;
 
     /// Runs the operation on the internal instance (000 Figure 6 `Op::exec`).
     fn exec(self, target: &mut Self::Target);

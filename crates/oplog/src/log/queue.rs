@@ -124,6 +124,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     type Log = Vec<Entry<U>>;
     type Batch = QueueBatch<U>;
     const ORDERED: bool = O;
+    const APPLY_ALONE: bool = U::APPLY_ALONE;
 
     #[inline]
     fn push(log: &mut Vec<Entry<U>>, op: U, stamp: u64) -> usize {
@@ -135,6 +136,12 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
 
     fn is_empty(log: &Vec<Entry<U>>) -> bool {
         log.is_empty()
+    }
+
+    fn take_full(log: &mut Vec<Entry<U>>) -> Vec<Entry<U>> {
+        // One allocation per hand-off instead of the log growing again from nothing.
+        let capacity = log.capacity();
+        std::mem::replace(log, Vec::with_capacity(capacity))
     }
 
     fn gather(batch: &mut QueueBatch<U>, core: usize, log: &mut Vec<Entry<U>>) {

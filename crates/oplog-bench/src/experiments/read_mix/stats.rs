@@ -61,6 +61,8 @@ pub struct Add {
 
 impl Update for Add {
     type Target = StatsTable;
+    /// Additions commute, and any subset of them gives the table some order's state.
+    const APPLY_ALONE: bool = true;
 
     #[inline]
     fn exec(self, table: &mut StatsTable) {
