@@ -105,6 +105,8 @@ pub struct ImplPair {
     pub conflict_free: usize,
     /// Of those, conflict-free when the object was cold on both test cores.
     pub cold_conflict_free: usize,
+    /// Of those, conflict-free when the set-up's updates had been read (quiescent).
+    pub quiescent_conflict_free: usize,
     /// Steady-state conflicts, grouped.
     pub exceptions: Vec<Exception>,
     /// Every conflicting test (index into [`PairReport::tests`]) with each line one
@@ -153,6 +155,8 @@ pub struct Totals {
     pub conflict_free: usize,
     /// Conflict-free among them (cold).
     pub cold_conflict_free: usize,
+    /// Conflict-free among them (quiescent).
+    pub quiescent_conflict_free: usize,
 }
 
 impl Totals {
@@ -181,6 +185,7 @@ impl StructureReport {
             t.outside_contract += ip.outside_contract();
             t.conflict_free += ip.conflict_free;
             t.cold_conflict_free += ip.cold_conflict_free;
+            t.quiescent_conflict_free += ip.quiescent_conflict_free;
         }
         t
     }
@@ -212,6 +217,7 @@ impl StructureReport {
                     "outside_contract_cases": ip.outside_contract(),
                     "conflict_free_cases": ip.conflict_free,
                     "cold_conflict_free_cases": ip.cold_conflict_free,
+                    "quiescent_conflict_free_cases": ip.quiescent_conflict_free,
                     "condition": pair.condition,
                     "exceptions": exceptions,
                 }));
@@ -244,7 +250,7 @@ impl StructureReport {
                 } else {
                     format!("{}/{}", ip.conflict_free, ip.traced)
                 };
-                format!("{steady} [{}]", ip.cold_conflict_free)
+                format!("{steady} [{}] {{{}}}", ip.cold_conflict_free, ip.quiescent_conflict_free)
             }));
             rows.push(row);
         }
@@ -260,7 +266,12 @@ impl StructureReport {
                 } else {
                     format!("{}/{}", t.conflict_free, t.commutative)
                 };
-                row.push(format!("{steady} ({:.0}%) [{}]", t.percent(), t.cold_conflict_free));
+                row.push(format!(
+                    "{steady} ({:.0}%) [{}] {{{}}}",
+                    t.percent(),
+                    t.cold_conflict_free,
+                    t.quiescent_conflict_free
+                ));
             }
             rows.push(row);
         }
@@ -270,8 +281,8 @@ impl StructureReport {
         } else {
             out.push_str(
                 "columns per implementation: commutative cases that are conflict-free in the steady state [and cold: \
-                 the object not yet in the test cores' log caches]; a/b: a of the b cases inside the implementation's \
-                 contract. The tracer sees what the library reaches through oplog's primitives (atomics, locks, \
+                 the object not yet in the test cores' log caches] {and quiescent: steady, with the set-up's updates \
+                 read before the test}; a/b: a of the b cases inside the implementation's contract. The tracer sees what the library reaches through oplog's primitives (atomics, locks, \
                  cells), not heap memory behind a cell.\n",
             );
         }

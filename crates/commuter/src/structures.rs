@@ -123,6 +123,8 @@ where
                     let steady = check(cores, model, &imp, test, Setup::Steady).map_err(Error::Mismatch)?;
                     let cold = check(cores, model, &imp, test, Setup::Cold).map_err(Error::Mismatch)?;
                     ip.cold_conflict_free += usize::from(cold.conflict_free());
+                    let quiescent = check(cores, model, &imp, test, Setup::Quiescent).map_err(Error::Mismatch)?;
+                    ip.quiescent_conflict_free += usize::from(quiescent.conflict_free());
                     if steady.conflict_free() {
                         ip.conflict_free += 1;
                     } else {

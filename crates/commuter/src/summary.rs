@@ -28,6 +28,8 @@ pub struct Counts {
     pub conflict_free: usize,
     /// Of the checked, conflict-free when cold.
     pub cold_conflict_free: usize,
+    /// Of the checked, conflict-free when quiescent (the set-up's updates read first).
+    pub quiescent_conflict_free: usize,
 }
 
 impl Counts {
@@ -48,6 +50,7 @@ impl Counts {
         self.checked += other.checked;
         self.conflict_free += other.conflict_free;
         self.cold_conflict_free += other.cold_conflict_free;
+        self.quiescent_conflict_free += other.quiescent_conflict_free;
     }
 
     /// `conflict_free/checked (p%)`.
@@ -119,6 +122,7 @@ impl Summary {
                         checked: ip.traced,
                         conflict_free: ip.conflict_free,
                         cold_conflict_free: ip.cold_conflict_free,
+                        quiescent_conflict_free: ip.quiescent_conflict_free,
                     };
                     all.add(&c);
                     if !pair.update_pair {
@@ -173,6 +177,7 @@ impl Summary {
             "update pairs".to_owned(),
             "all pairs".to_owned(),
             "cold update pairs".to_owned(),
+            "quiescent all pairs".to_owned(),
             "outside contract (update/all)".to_owned(),
         ]];
         for row in self.rows.iter().chain(&self.families) {
@@ -187,6 +192,7 @@ impl Summary {
                 row.updates.show(),
                 row.all.show(),
                 format!("{}/{}", row.updates.cold_conflict_free, row.updates.checked),
+                format!("{}/{}", row.all.quiescent_conflict_free, row.all.checked),
                 format!("{}/{}", row.updates.outside_contract, row.all.outside_contract),
             ]);
         }
@@ -216,6 +222,15 @@ impl Summary {
             if untraceable > 0 { format!("; {untraceable} have no set-up and were not traced") } else { String::new() },
             o.conflict_free,
             o.percent_of_commutative(),
+        );
+        let all = &self.families[0].all;
+        let _ = writeln!(
+            out,
+            "OpLog versions, pairs with a read, once the set-up's updates were read (quiescent): {} of {} \
+             conflict-free (steady state: {}).",
+            all.quiescent_conflict_free - o.quiescent_conflict_free,
+            all.checked - o.checked,
+            all.conflict_free - o.conflict_free,
         );
         let m = &self.families[1].updates;
         let _ = writeln!(
@@ -286,6 +301,7 @@ impl Summary {
                         ("checked_cases", json!(c.checked)),
                         ("conflict_free_cases", json!(c.conflict_free)),
                         ("cold_conflict_free_cases", json!(c.cold_conflict_free)),
+                        ("quiescent_conflict_free_cases", json!(c.quiescent_conflict_free)),
                         ("conflict_free_percent", json!(round1(c.percent()))),
                         ("conflict_free_percent_of_commutative", json!(round1(c.percent_of_commutative()))),
                     ];

@@ -18,7 +18,13 @@
 //!    installs it in that core's log cache, which writes the object's word (`OpLog.word`):
 //!    a conflict the steady state no longer has.
 //! 3. Replay the set-up operations on [`CPU_SETUP`] (its own log cache: the test cores'
-//!    slots keep the object, and a synchronize leaves installed objects installed).
+//!    slots keep the object, and a synchronize leaves installed objects installed). In the
+//!    [`Setup::Quiescent`] state (steady, then this) the set-up core then *quiesces* the
+//!    object ([`Object::quiesce`]: a read that applies what the set-up logged), so a read
+//!    under test finds nothing logged: 000's reads always synchronize, OpLog's reads of a
+//!    quiescent object take the concurrent path and write only their own CPU's cell of
+//!    the reader table. The steady state stays the main number; the quiescent one says
+//!    what reads cost once the updates have been read.
 //! 4. Trace A on [`CPU_A`], then B on [`CPU_B`] (one after the other: the question is which
 //!    lines each touches, not how they interleave), and check both responses against the
 //!    model.
@@ -206,6 +212,8 @@ pub enum Setup {
     Steady,
     /// The object was only touched by the set-up core.
     Cold,
+    /// Steady, then the set-up core applied everything logged ([`Object::quiesce`]).
+    Quiescent,
 }
 
 /// Which operation ran first.
@@ -312,7 +320,7 @@ where
     for op in &test.setup {
         model.step(&mut state, op);
     }
-    if setup == Setup::Steady {
+    if setup != Setup::Cold {
         for cpu in [CPU_A, CPU_B] {
             let o = Arc::clone(&object);
             cores.run(cpu, move || o.warm());
@@ -323,6 +331,9 @@ where
     cores.run(CPU_SETUP, move || {
         for op in &setup_ops {
             o.call(op);
+        }
+        if setup == Setup::Quiescent {
+            o.quiesce();
         }
     });
     let ((first, first_cpu), (second, second_cpu)) = match order {

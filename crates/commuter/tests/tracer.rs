@@ -291,3 +291,23 @@ fn a_log_cache_collision_conflicts_and_the_report_names_it() {
     assert!(reason.contains("a log-cache collision"), "{reason}");
     assert!(object.contains(&1) && object.contains(&2) && victim.contains(&10) && victim.contains(&11));
 }
+
+/// Two reads of an OpLog object whose set-up updates were read first (quiescent) take the
+/// concurrent read path and share no written line; with the set-up's update still logged,
+/// the first read synchronizes and they conflict (the steady state).
+#[test]
+fn reads_of_a_quiescent_oplog_object_are_conflict_free() {
+    let cores = Cores::new(CPUS);
+    for imp in commuter::impls::counter::impls().into_iter().filter(|i| i.id.starts_with("oplog")) {
+        let test =
+            Test::<CounterModel> { case: 0, setup: vec![CounterOp::Inc], a: CounterOp::Read, b: CounterOp::Read };
+        let quiescent = check(&cores, &CounterModel, &imp, &test, Setup::Quiescent).unwrap();
+        assert!(quiescent.conflict_free(), "{}: {:?}", imp.id, quiescent.describe());
+        let steady = check(&cores, &CounterModel, &imp, &test, Setup::Steady).unwrap();
+        assert!(!steady.conflict_free(), "{}: the first read synchronizes the logged increment", imp.id);
+    }
+    let set = commuter::impls::set::impls().into_iter().find(|i| i.id == "oplog").expect("the OpLog set");
+    let test = Test::<SetModel> { case: 0, setup: vec![SetOp::Add(1)], a: SetOp::Contains(1), b: SetOp::Contains(2) };
+    let quiescent = check(&cores, &SetModel, &set, &test, Setup::Quiescent).unwrap();
+    assert!(quiescent.conflict_free(), "{:?}", quiescent.describe());
+}

@@ -40,6 +40,11 @@ impl Object<CounterModel> for OplogCounter {
     fn warm(&self) {
         self.0.add(0);
     }
+
+    /// Reads the counter.
+    fn quiesce(&self) {
+        self.0.read();
+    }
 }
 
 /// The baseline: one integer under a mutex.

@@ -20,9 +20,17 @@ fn warm(list: &dyn Concurrent<SetModel>) {
     list.call(&SetOp::Remove(WARM_KEY));
 }
 
+/// Looks up a key the model never uses: a read, which applies what the set-up logged.
+fn quiesce(list: &dyn Concurrent<SetModel>) {
+    list.call(&SetOp::Contains(WARM_KEY));
+}
+
 impl Object<SetModel> for BasicList<u64> {
     fn warm(&self) {
         warm(self);
+    }
+    fn quiesce(&self) {
+        quiesce(self);
     }
 }
 
@@ -30,11 +38,17 @@ impl Object<SetModel> for GlobalAbsorbList<u64> {
     fn warm(&self) {
         warm(self);
     }
+    fn quiesce(&self) {
+        quiesce(self);
+    }
 }
 
 impl Object<SetModel> for LocalAbsorbList<u64> {
     fn warm(&self) {
         warm(self);
+    }
+    fn quiesce(&self) {
+        quiesce(self);
     }
 }
 

@@ -66,6 +66,14 @@ pub trait Object<M: Model>: Concurrent<M> + Send {
     /// on each test core on the fresh object, before the set-up operations. The default
     /// does nothing.
     fn warm(&self) {}
+
+    /// Applies what the set-up logged, without changing the abstract state, so that reads
+    /// find the object quiescent (for OpLog structures: a read through the object lock,
+    /// which also lets later reads take the concurrent path). Called on the set-up core
+    /// after the set-up operations in [`Setup::Quiescent`](crate::tracer::Setup). The
+    /// default does nothing: structures without a pure read (every read of the rmap, the
+    /// queue and the LRU changes them) and the baselines.
+    fn quiesce(&self) {}
 }
 
 /// A precondition an implementation puts on the operations it is given (see the module

@@ -86,6 +86,11 @@ impl Object<SetModel> for OplogSet {
         self.0.update(SetUpdate::Add(WARM_KEY));
         self.0.update(SetUpdate::Remove(WARM_KEY));
     }
+
+    /// Reads the set.
+    fn quiesce(&self) {
+        self.0.read(|_| ());
+    }
 }
 
 /// The baseline: a `BTreeSet` under a mutex.

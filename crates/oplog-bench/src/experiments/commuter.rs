@@ -42,7 +42,7 @@ use crate::harness::Settings;
 use crate::output::{Annex, Sink};
 
 /// The `pairs` annex's columns, in order: the fields of each checker line.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 15] = [
     "structure",
     "impl",
     "op_a",
@@ -55,6 +55,7 @@ pub const COLUMNS: [&str; 14] = [
     "outside_contract_cases",
     "conflict_free_cases",
     "cold_conflict_free_cases",
+    "quiescent_conflict_free_cases",
     "condition",
     "exceptions",
 ];
@@ -63,7 +64,7 @@ pub const COLUMNS: [&str; 14] = [
 const COLUMNS_HIDDEN: [&str; 4] = ["op_a", "op_b", "untraceable_cases", "exceptions"];
 
 /// The `summary` annex's columns, in order: the fields of each checker summary line.
-pub const SUMMARY_COLUMNS: [&str; 19] = [
+pub const SUMMARY_COLUMNS: [&str; 20] = [
     "structure",
     "impl",
     "impls",
@@ -82,6 +83,7 @@ pub const SUMMARY_COLUMNS: [&str; 19] = [
     "all_conflict_free_percent",
     "all_conflict_free_percent_of_commutative",
     "all_cold_conflict_free_cases",
+    "all_quiescent_conflict_free_cases",
     "update_exceptions",
 ];
 
@@ -300,11 +302,11 @@ fn plain(v: &Value) -> String {
 mod tests {
     use super::*;
 
-    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
+    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
 
-    const CONFLICTING: &str = r#"{"structure":"set","impl":"mutex","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":0,"cold_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[{"cases":12,"reason":"every operation takes the structure's one lock (MutexSet.set)","conflicts":"MutexSet.set (A acquire; B acquire)","example":"setup: - | A: add(s0) | B: remove(s1)"}]}"#;
+    const CONFLICTING: &str = r#"{"structure":"set","impl":"mutex","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":0,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[{"cases":12,"reason":"every operation takes the structure's one lock (MutexSet.set)","conflicts":"MutexSet.set (A acquire; B acquire)","example":"setup: - | A: add(s0) | B: remove(s1)"}]}"#;
 
-    const SUMMARY: &str = r#"{"annex":"summary","structure":"all","impl":"oplog","impls":2,"contract":null,"update_commutative_cases":30,"update_outside_contract_cases":6,"update_checked_cases":24,"update_conflict_free_cases":24,"update_conflict_free_percent":100.0,"update_conflict_free_percent_of_commutative":80.0,"update_cold_conflict_free_cases":0,"all_commutative_cases":40,"all_outside_contract_cases":6,"all_checked_cases":34,"all_conflict_free_cases":24,"all_conflict_free_percent":70.6,"all_conflict_free_percent_of_commutative":60.0,"all_cold_conflict_free_cases":0,"update_exceptions":[]}"#;
+    const SUMMARY: &str = r#"{"annex":"summary","structure":"all","impl":"oplog","impls":2,"contract":null,"update_commutative_cases":30,"update_outside_contract_cases":6,"update_checked_cases":24,"update_conflict_free_cases":24,"update_conflict_free_percent":100.0,"update_conflict_free_percent_of_commutative":80.0,"update_cold_conflict_free_cases":0,"all_commutative_cases":40,"all_outside_contract_cases":6,"all_checked_cases":34,"all_conflict_free_cases":24,"all_conflict_free_percent":70.6,"all_conflict_free_percent_of_commutative":60.0,"all_cold_conflict_free_cases":0,"all_quiescent_conflict_free_cases":0,"update_exceptions":[]}"#;
 
     #[test]
     fn checker_lines_become_annex_rows() {
