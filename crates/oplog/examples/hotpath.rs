@@ -1,12 +1,14 @@
 //! Times the hot paths in a tight loop on one thread (for looking at the generated code):
 //! `Counter::inc`, a push to an unordered log, a read of an object with nothing logged, and
-//! a read right after an update, in a per-CPU and a per-thread domain.
+//! a read right after an update (logged, direct, and under a `Mutex` for comparison), in a
+//! per-CPU and a per-thread domain.
 //!
 //! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
 //! 20,000,000; a small value suits `valgrind --tool=callgrind`; `HOTPATH_DOMAIN=per-cpu` or
 //! `per-thread` runs one domain only)
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Unordered, Update};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Adds to one of 64 counters (the `read-mix` table's operation).
@@ -64,6 +66,16 @@ fn main() {
         time("update + read", n / 10, |i| {
             push(&o, i as usize);
             black_box(read(&o, i as usize));
+        });
+        o.switch_representation(Representation::Direct);
+        time("update + read, direct", n / 10, |i| {
+            push(&o, i as usize);
+            black_box(read(&o, i as usize));
+        });
+        let m = Mutex::new([0u64; 64]);
+        time("update + read, Mutex (the floor of a direct update)", n / 10, |i| {
+            black_box(&m).lock().unwrap()[i as usize & 63] += 1;
+            black_box(black_box(&m).lock().unwrap()[i as usize & 63]);
         });
     }
 }

@@ -10,7 +10,9 @@
 //!
 //! # Update, logged (000 §4.1, Figure 6 `Object::log`)
 //!
-//! 1. Enter the object's slot in the log cache of the core: the CPU the thread runs on
+//! 1. Read the representation from the object's word (a relaxed load; direct updates
+//!    go their own way, see "Representations"). Enter the object's slot in the log
+//!    cache of the core: the CPU the thread runs on
 //!    (per-CPU domains, through a restartable sequence or the slot's spin lock) or the
 //!    thread's own index (per-thread domains, through the owner flag).
 //! 2. Ordered kinds: read the clock, raise the stamp to the migration floor
@@ -79,12 +81,19 @@
 //! *Logged* is the above. *Direct*: an update takes the object lock, synchronizes (logs
 //! from before the switch, or from updates that read the representation just before it,
 //! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex.
-//! An update whose core's slot publishes the object logs it without looking further (the
-//! update path reads nothing but its slot); otherwise it reads the representation from the
-//! word with a relaxed load. A stale answer is correct either way, since both paths keep
-//! every update and its order; a slot that went on publishing across a switch to direct
-//! (an update that read the word just before it) is emptied by the next synchronize or
-//! direct update, after which that core's updates are direct too.
+//! Every update first reads the representation from the word with a relaxed load, before
+//! entering its slot (a load of a line every updater keeps in its cache until a
+//! synchronize or a direct update writes it; the adaptive policy writes nothing on the
+//! update path), and a direct update touches no slot. The lock's first compare-and-swap
+//! starts from the value loaded (no second load), and unlocking sets whatever the holder
+//! decided about the representation, the score and the read bias in the same instruction
+//! (an exclusive or of the bits only a lock holder changes), so a direct update or read
+//! costs two atomic read-modify-writes, as with a mutex. A switch to direct applies what is
+//! logged and gives up the object's slots, emptying its core mask: the check for logs that
+//! each direct update and read makes then visits no slot. A stale answer is correct either
+//! way, since both paths keep every update and its order; an update that read the word
+//! just before a switch to direct logs in its slot (setting its core's bit again), and the
+//! next synchronize or direct update applies it first.
 //!
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
 //! moved by its own reads, with hysteresis, never by a write on the update path:
@@ -272,14 +281,17 @@ impl<L: LogKind> OpLog<L> {
     /// As [`OpLog::synchronize`].
     pub fn switch_representation(&self, to: Representation) {
         let obj = self.obj();
-        let _lock = obj.lock("switch_representation");
+        let mut lock = obj.lock("switch_representation");
         obj.sync_locked();
         let direct = match to {
             Representation::Adaptive => return,
             Representation::Logged => false,
             Representation::Direct => true,
         };
-        obj.set_policy(direct, 0);
+        if direct {
+            obj.give_up_slots();
+        }
+        lock.policy = Some(policy_bits(direct, 0));
     }
 
     /// The representation this object is in now (see [`Representation`]; never
@@ -301,9 +313,9 @@ impl<L: LogKind> OpLog<L> {
     /// the lock released, and the operations after it kept for the next synchronize.
     pub fn synchronize(&self) -> Synced<'_, L> {
         let obj = self.obj();
-        let lock = obj.lock("read or synchronize");
+        let mut lock = obj.lock("read or synchronize");
         let gathered = obj.sync_locked();
-        obj.observe_read(gathered);
+        obj.observe_read(&mut lock, gathered);
         // The guard gives mutable access.
         obj.exclude_readers();
         Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
@@ -315,13 +327,15 @@ impl<L: LogKind> OpLog<L> {
     /// As [`OpLog::synchronize`], or if `f` panics.
     pub fn read<R>(&self, f: impl FnOnce(&L::State) -> R) -> R {
         let obj = self.obj();
-        if let Some(reader) = obj.enter_reader() {
-            // SAFETY: `enter_reader` validated the entry.
-            let r = f(unsafe { reader.state() });
-            drop(reader);
-            return r;
+        match obj.enter_reader() {
+            Ok(reader) => {
+                // SAFETY: `enter_reader` validated the entry.
+                let r = f(unsafe { reader.state() });
+                drop(reader);
+                r
+            }
+            Err(seen) => obj.read_locked(f, seen),
         }
-        obj.read_locked(f)
     }
 
     /// Applies every logged update and returns the instance.
@@ -433,10 +447,30 @@ impl<'a, L: LogKind> Obj<'a, L> {
         (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
     }
 
+    /// Applies `op` in place if the object is direct, or appends it to this thread's log
+    /// (module docs, "Update").
+    #[inline(always)]
+    fn append(self, op: L::Op) {
+        // The representation, before entering the slot: a direct update then touches no
+        // slot, so a synchronize or direct update that checks the slots for logs finds
+        // their lines clean. Relaxed: a stale answer is correct either way (module docs,
+        // "Representations").
+        let seen = self.get().word.load(Ordering::Relaxed);
+        // An update from inside the object's own `exec` or read closure is logged: it must
+        // not wait for the lock this thread holds, or for its own read. Neither is possible
+        // while the word shows neither the lock nor the bias: this thread's own lock
+        // shows, and a writer that clears the bias under a concurrent read holds the lock
+        // until the read ends.
+        if seen & DIRECT != 0 && (seen & (LOCK | BIAS) == 0 || !reentry::involved(self.id() as usize)) {
+            return self.update_direct(op, seen);
+        }
+        self.append_logged(op);
+    }
+
     /// Appends `op` to this thread's log (module docs, "Update"); hands a full log to the
     /// object's backlog.
     #[inline(always)]
-    fn append(self, op: L::Op) {
+    fn append_logged(self, op: L::Op) {
         let d = self.domain();
         let index = self.slot_index(d.slot_mask);
         let id = self.id() as usize;
@@ -446,22 +480,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let mut deferred: Option<Box<dyn Any + Send>> = None;
         loop {
             let mut guard = d.slots.enter(index);
-            // A slot that publishes the object means it is logged here: the update touches
-            // nothing but the slot. Otherwise the object word says the representation
-            // (Relaxed: a stale answer is correct either way; module docs,
-            // "Representations"). Reading the word only here keeps the update path off the
-            // line that the instance shares with it, which a synchronize writes.
-            if guard.published() != id
-                && self.get().word.load(Ordering::Relaxed) & DIRECT != 0
-                && !reentry::involved(id)
-            {
-                drop(guard);
-                self.update_direct(op);
-                if let Some(p) = deferred {
-                    resume_unwind(p);
-                }
-                return;
-            }
             let core = guard.core();
             let raw = if L::ORDERED {
                 let t = d.clock.get_time();
@@ -695,7 +713,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
     /// re-entry diagnostic (see `reentry`).
     fn lock(self, what: &str) -> ObjectLock<'a, L> {
-        if !self.try_lock_raw() {
+        self.lock_seen(what, self.get().word.load(Ordering::Relaxed))
+    }
+
+    /// [`Obj::lock`], starting from `seen`, a value of the word just loaded (the first
+    /// compare-and-swap then takes the line at once).
+    fn lock_seen(self, what: &str, seen: u64) -> ObjectLock<'a, L> {
+        if !self.try_lock_seen(seen) {
             reentry::check_lock(self.id() as usize, what);
             let mut backoff = Backoff::default();
             loop {
@@ -720,8 +744,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// included).
     #[inline]
     fn try_lock_raw(self) -> bool {
+        self.try_lock_seen(self.get().word.load(Ordering::Relaxed))
+    }
+
+    /// [`Obj::try_lock_raw`], starting from `seen`, a value of the word just loaded.
+    #[inline]
+    fn try_lock_seen(self, seen: u64) -> bool {
         let word = &self.get().word;
-        let mut now = word.load(Ordering::Relaxed);
+        let mut now = seen;
         while now & LOCK == 0 {
             match word.compare_exchange(now, now | LOCK, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return true,
@@ -750,19 +780,24 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// An update in the direct representation: applied in place under the object lock,
-    /// after everything logged before it (module docs, "Representations").
+    /// after everything logged before it (module docs, "Representations"). `seen` is the
+    /// value of the word the caller just loaded.
     #[cold]
     #[inline(never)]
-    fn update_direct(self, op: L::Op) {
-        let Some(lock) = self.try_lock() else {
+    fn update_direct(self, op: L::Op, seen: u64) {
+        if !self.try_lock_seen(seen) {
             return self.update_direct_contended(op);
-        };
-        self.apply_direct(lock, op);
+        }
+        self.apply_direct(ObjectLock::held(self), op);
     }
 
     #[cold]
     #[inline(never)]
     fn update_direct_contended(self, op: L::Op) {
+        if reentry::involved(self.id() as usize) {
+            // From inside the object's own `exec` or read closure (see `append`).
+            return self.append_logged(op);
+        }
         let lock = self.lock("update");
         self.apply_direct(lock, op);
     }
@@ -770,10 +805,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn apply_direct(self, mut lock: ObjectLock<'a, L>, op: L::Op) {
         // Logs may hold updates from before the switch, or from updates that read the
         // representation just before it: they come first.
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.sync_locked())) {
+        if !self.quiescent()
+            && let Err(p) = catch_unwind(AssertUnwindSafe(|| self.sync_locked()))
+        {
             // Another operation panicked; the ones after it wait in the backlog, so this
             // update is logged behind them (kept, in order) before the panic goes on.
-            self.append(op);
+            self.append_logged(op);
             drop(lock);
             resume_unwind(p);
         }
@@ -788,14 +825,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// A read through the object lock: synchronizes, runs `f`, and lets the following
     /// reads take the concurrent path until the next change (module docs, "Concurrent
     /// reads").
+    /// `seen` is the value of the word the caller just loaded.
     #[cold]
     #[inline(never)]
-    fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R) -> R {
-        let lock = self.lock("read or synchronize");
+    fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R, seen: u64) -> R {
+        let mut lock = self.lock_seen("read or synchronize", seen);
         let gathered = self.sync_locked();
-        let word = &self.get().word;
-        let before = word.load(Ordering::Relaxed);
-        self.observe_read(gathered);
+        let before = self.get().word.load(Ordering::Relaxed);
+        self.observe_read(&mut lock, gathered);
         let state = self.get().state.get();
         // SAFETY: the object lock is held, so no write access to the state is live.
         let r = f(unsafe { state.deref() });
@@ -805,38 +842,39 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Logged, updates never revoke the bias (only synchronizes that find logs do);
         // direct, each update does, so only a second read in a row with no update between
         // restores it (against churn in write-heavy mixes).
+        // Set with the unlock, in the same instruction.
         let direct_updates = (before & SCORE) >> SCORE_SHIFT;
-        if before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0) {
-            word.fetch_or(BIAS, Ordering::SeqCst);
-        }
+        lock.bias = before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0);
         drop(lock);
         r
     }
 
     /// Enters the domain's reader table for this object if the object is biased towards
-    /// concurrent reads and has nothing logged (module docs, "Concurrent reads"); `None`
-    /// sends the read through the lock.
+    /// concurrent reads and has nothing logged (module docs, "Concurrent reads"); `Err`
+    /// sends the read through the lock, with the value of the word it loaded last.
     #[inline]
-    fn enter_reader(self) -> Option<Reader<'a, L>> {
+    fn enter_reader(self) -> Result<Reader<'a, L>, u64> {
         let word = &self.get().word;
-        if word.load(Ordering::SeqCst) & BIAS == 0 {
-            return None;
+        let seen = word.load(Ordering::SeqCst);
+        if seen & BIAS == 0 {
+            return Err(seen);
         }
         let id = self.id() as usize;
         let cell = self.domain().readers.cell(id / std::mem::size_of::<Shared<L>>());
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-            return None;
+            return Err(seen);
         }
         let mut reader = Reader { cell, state: None, _holding: reentry::Holding::reading(id) };
         // After announcing the reader: a writer either sees the announcement (and waits)
         // or cleared the bias before this load (`exclude_readers`).
         dekker_fence();
-        if word.load(Ordering::SeqCst) & BIAS == 0 || !self.quiescent() {
-            return None;
+        let seen = word.load(Ordering::SeqCst);
+        if seen & BIAS == 0 || !self.quiescent() {
+            return Err(seen);
         }
         // The access starts only now that the entry is valid.
         reader.state = Some(self.get().state.get());
-        Some(reader)
+        Ok(reader)
     }
 
     /// Makes the instance writable: revokes the bias towards concurrent reads and waits
@@ -879,15 +917,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// The adaptive policy's step at a read (module docs, "Representations"): `gathered`
-    /// operations were logged since the last synchronize. The object lock is held.
-    fn observe_read(self, gathered: usize) {
-        let word = &self.get().word;
-        let now = word.load(Ordering::Relaxed);
+    /// operations were logged since the last synchronize. `lock` is the object's lock,
+    /// which sets the new policy when it unlocks.
+    fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: usize) {
+        let now = self.get().word.load(Ordering::Relaxed);
         let score = (now & SCORE) >> SCORE_SHIFT;
         if self.domain().representation != Representation::Adaptive {
             // Pinned: only restart the count of direct updates since the last read.
             if score != 0 {
-                self.set_policy(now & DIRECT != 0, 0);
+                lock.policy = Some(policy_bits(now & DIRECT != 0, 0));
             }
             return;
         }
@@ -900,21 +938,23 @@ impl<'a, L: LogKind> Obj<'a, L> {
         } else {
             (false, 0)
         };
-        self.set_policy(direct, score);
+        if direct && now & DIRECT == 0 {
+            self.give_up_slots();
+        }
+        if policy_bits(direct, score) != now & (DIRECT | SCORE) {
+            lock.policy = Some(policy_bits(direct, score));
+        }
     }
 
-    /// Sets the representation and the policy's score. The object lock is held.
-    fn set_policy(self, direct: bool, score: u64) {
-        let word = &self.get().word;
-        let policy = if direct { DIRECT } else { 0 } | (score << SCORE_SHIFT);
-        let mut cur = word.load(Ordering::Relaxed);
-        // Core bits may be set meanwhile (an install): only the policy bits change.
-        while cur & (DIRECT | SCORE) != policy {
-            match word.compare_exchange(cur, (cur & !(DIRECT | SCORE)) | policy, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(seen) => cur = seen,
-            }
-        }
+    /// On a switch to direct: applies what is logged and gives up the object's slots, so
+    /// that its core mask empties and the check for logs that every direct update and read
+    /// makes ([`Obj::quiescent`]) visits no slot. The object lock is held.
+    fn give_up_slots(self) {
+        // Before the gather, as in `sync_locked`: a concurrent reader must not find the
+        // logs gone before their operations are applied.
+        self.exclude_readers();
+        let (batch, _) = self.gather(true);
+        self.apply_locked(batch);
     }
 
     /// Applies `batch` to the instance. The object lock is held. If an operation panics,
@@ -943,7 +983,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// Collects, at one instant, every operation logged for this object: its backlog,
     /// then the log of each core whose slot publishes it (module docs, "Synchronize").
-    /// With `release`, also gives up every slot it owns (for drop).
+    /// With `release`, also gives up every slot it owns (drop, a switch to direct).
     fn gather(self, release: bool) -> (L::Batch, usize) {
         let d = self.domain();
         let mut held = HeldSlots::lock(self, release);
@@ -992,13 +1032,19 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// backlog. Slots first: a hand-off puts a log in the backlog before its slot stops
     /// publishing the object. The object lock is held, so a `true` stays true for
     /// everything that completed before the check (module docs, "Synchronize").
-    #[inline]
+    #[inline(always)]
     fn quiescent(self) -> bool {
+        let bits = self.get().word.load(Ordering::SeqCst) & CORE_BITS;
+        (bits == 0 || self.no_slot_publishes(bits)) && !self.domain().pending.has(self.id())
+    }
+
+    /// Whether no core of the mask `bits` publishes this object in its slot.
+    #[inline(never)]
+    fn no_slot_publishes(self, bits: u64) -> bool {
         let d = self.domain();
         let index = self.slot_index(d.slot_mask);
         let id = self.id() as usize;
-        let bits = self.get().word.load(Ordering::SeqCst) & CORE_BITS;
-        cores_of(bits, d.cores()).all(|c| d.slots.published(c, index) != id) && !d.pending.has(self.id())
+        cores_of(bits, d.slots.cores_in_use()).all(|c| d.slots.published(c, index) != id)
     }
 
     /// Applies everything and gives up every slot, continuing past panicking operations
@@ -1046,31 +1092,63 @@ impl<L: LogKind> Eviction<L> {
     }
 }
 
-/// Holds an object's lock bit; releases it on drop.
+/// The [`DIRECT`] and [`SCORE`] bits of a policy.
+fn policy_bits(direct: bool, score: u64) -> u64 {
+    (if direct { DIRECT } else { 0 }) | (score << SCORE_SHIFT)
+}
+
+/// Holds an object's lock bit; releases it on drop, setting what the holder decided about
+/// the bits only a lock holder changes ([`DIRECT`], [`SCORE`], [`BIAS`]) in the same
+/// instruction.
 struct ObjectLock<'a, L: LogKind> {
     obj: Obj<'a, L>,
+    /// The [`DIRECT`] and [`SCORE`] bits to set when unlocking ([`policy_bits`]).
+    policy: Option<u64>,
     /// Count a direct update in the policy's score when unlocking.
     count_direct_update: bool,
+    /// Set [`BIAS`] when unlocking.
+    bias: bool,
     _holding: reentry::Holding,
 }
 
 impl<'a, L: LogKind> ObjectLock<'a, L> {
     /// The guard of a lock the calling thread has just taken.
     fn held(obj: Obj<'a, L>) -> Self {
-        ObjectLock { obj, count_direct_update: false, _holding: reentry::Holding::new(obj.id() as usize) }
+        ObjectLock {
+            obj,
+            policy: None,
+            count_direct_update: false,
+            bias: false,
+            _holding: reentry::Holding::new(obj.id() as usize),
+        }
     }
 }
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
     fn drop(&mut self) {
-        let word = &self.obj.get().word;
-        if self.count_direct_update && word.load(Ordering::Relaxed) & SCORE != SCORE {
-            // Unlock and count the update in one instruction: LOCK is set, so subtracting
-            // it borrows nothing, and the score is below its maximum.
-            word.fetch_add((1u64 << SCORE_SHIFT).wrapping_sub(LOCK), Ordering::Release);
-        } else {
+        if self.policy.is_none() && !self.count_direct_update && !self.bias {
             self.obj.unlock();
+            return;
         }
+        // Only a lock holder changes these bits, so the value read here stays theirs until
+        // the exclusive or below; core bits set meanwhile (an install) are left alone.
+        const HOLDERS: u64 = LOCK | DIRECT | SCORE | BIAS;
+        let word = &self.obj.get().word;
+        let now = word.load(Ordering::Relaxed);
+        let mut want = match self.policy {
+            Some(policy) => (now & BIAS) | policy,
+            None => now & (DIRECT | SCORE | BIAS),
+        };
+        if self.count_direct_update && want & SCORE != SCORE {
+            want += 1 << SCORE_SHIFT;
+        }
+        if self.bias {
+            want |= BIAS;
+        }
+        // Setting the bias lets readers in without the lock: they acquire what this
+        // holder wrote by loading the word (module docs, "Concurrent reads").
+        let order = if want & !now & BIAS != 0 { Ordering::SeqCst } else { Ordering::Release };
+        word.fetch_xor((now & HOLDERS) ^ want, order);
     }
 }
 
@@ -1159,15 +1237,17 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
         let d = obj.domain();
         let index = obj.slot_index(d.slot_mask);
         let id = obj.id() as usize;
-        let n = d.cores();
         let logs_here = |c: usize| all || d.slots.published(c, index) == id;
         loop {
+            // The cores in use after the mask: a core that set its bit was allocated before.
             let bits = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
+            let n = d.slots.cores_in_use();
             let cores: Vec<usize> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
             let now = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
-            let stable =
-                if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
+            // A core allocated meanwhile may share a bit with one already visited.
+            let stable = d.slots.cores_in_use() == n
+                && if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
             if stable {
                 return HeldSlots { bits, slots };
             }
@@ -1176,17 +1256,36 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
     }
 }
 
-/// Core indices below `cores` whose mask bit is set in `bits` (core `c` has bit `c % 63`),
-/// bit by bit: only the cores a set bit names are visited.
-fn cores_of(bits: u64, cores: usize) -> impl Iterator<Item = usize> {
-    let mut rest = bits;
-    std::iter::from_fn(move || {
-        if rest == 0 {
-            return None;
+/// Core indices below `cores` whose mask bit is set in `bits` (core `c` has bit
+/// `c % CORE_BIT_COUNT`), bit by bit: only the cores a set bit names are visited.
+fn cores_of(bits: u64, cores: usize) -> CoresOf {
+    CoresOf { rest: bits, next: cores, cores }
+}
+
+/// The iterator of [`cores_of`]: a plain loop, since it runs on every synchronize and
+/// direct update.
+struct CoresOf {
+    /// Bits not visited yet.
+    rest: u64,
+    /// The next core of the bit being visited (`cores` or more: take the next bit).
+    next: usize,
+    cores: usize,
+}
+
+impl Iterator for CoresOf {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.next >= self.cores {
+            if self.rest == 0 {
+                return None;
+            }
+            self.next = self.rest.trailing_zeros() as usize;
+            self.rest &= self.rest - 1;
         }
-        let b = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        Some(b)
-    })
-    .flat_map(move |b| (b..cores).step_by(CORE_BIT_COUNT))
+        let core = self.next;
+        self.next += CORE_BIT_COUNT;
+        Some(core)
+    }
 }

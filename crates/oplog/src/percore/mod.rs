@@ -101,6 +101,8 @@ pub struct PerCore<S> {
     /// Per thread: index 0 shared, indices from 1 claimed by threads, allocated on first use
     /// (empty otherwise).
     threads: Box<[OnceLock<Slots<S>>]>,
+    /// Per thread: one more than the highest index whose slots are allocated.
+    threads_in_use: AtomicUsize,
     pool: Option<Arc<threads::Pool>>,
     /// The pool's id (0 without one), kept here for the hot path.
     pool_id: u64,
@@ -168,6 +170,7 @@ impl<S: Send> PerCore<S> {
             owner_fast,
             cpus,
             threads,
+            threads_in_use: AtomicUsize::new(1, "PerCore.threads_in_use"),
             pool_id: pool.as_ref().map_or(0, |p| p.id()),
             pool,
             #[cfg(oplog_rseq)]
@@ -191,6 +194,17 @@ impl<S> PerCore<S> {
         match self.mode {
             CoreMode::PerCpu => self.cpus.len(),
             CoreMode::PerThread => self.threads.len(),
+        }
+    }
+
+    /// Core indices that may hold slots: every CPU; per thread, the indices up to the
+    /// highest one whose slots are allocated (the others hold nothing). Sequentially
+    /// consistent with the allocation: a core allocated before this call began is counted.
+    #[inline]
+    pub fn cores_in_use(&self) -> usize {
+        match self.mode {
+            CoreMode::PerCpu => self.cpus.len(),
+            CoreMode::PerThread => self.threads_in_use.load(Ordering::SeqCst),
         }
     }
 
@@ -244,6 +258,8 @@ impl<S: Send> PerCore<S> {
     /// The slots of per-thread index `core`, allocating them.
     fn thread_slots(&self, core: usize) -> &Slots<S> {
         self.threads[core].get_or_init(|| {
+            // Before the slots can be entered (see `cores_in_use`).
+            self.threads_in_use.fetch_max(core + 1, Ordering::SeqCst);
             (0..self.slots_per_core).map(|i| CachePadded::new(Slot::new((self.make)(core, i)))).collect()
         })
     }

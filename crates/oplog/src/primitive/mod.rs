@@ -130,6 +130,18 @@ macro_rules! atomic_int_ops {
                 record_atomic!(self, $int, Rmw);
                 self.inner.fetch_and(v, o)
             }
+            /// Atomic maximum, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_max(&self, v: $int, o: Ordering) -> $int {
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_max(v, o)
+            }
+            /// Atomic bitwise exclusive or, returning the previous value.
+            #[inline(always)]
+            pub fn fetch_xor(&self, v: $int, o: Ordering) -> $int {
+                record_atomic!(self, $int, Rmw);
+                self.inner.fetch_xor(v, o)
+            }
         }
     };
 }
