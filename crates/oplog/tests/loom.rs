@@ -36,6 +36,7 @@
 //!
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
+//! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
@@ -266,6 +267,28 @@ fn a_switch_races_updates() {
         c.as_oplog().switch_representation(Representation::Logged);
         c.inc();
         assert_eq!(c.read(), 5);
+    });
+}
+
+/// A switch to direct gives up the object's slots: a read on the concurrent path that races
+/// it never finds the logs gone before their operations are applied.
+#[test]
+fn giving_up_slots_races_a_concurrent_read() {
+    loom_model("giving_up_slots_races_a_concurrent_read", 3, || {
+        let d = counter_domain(2);
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        assert_eq!(c.read(), 0, "a read through the lock biases the object");
+        let writer = {
+            let c = c.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                c.inc();
+                assert_eq!(c.read(), 1, "a read after an increment sees it");
+            })
+        };
+        c.as_oplog().switch_representation(Representation::Direct);
+        writer.join().unwrap();
+        assert_eq!(c.read(), 1);
     });
 }
 
