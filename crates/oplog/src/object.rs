@@ -126,11 +126,12 @@
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
-use crate::percore::{Entered, Remote};
+use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence};
 use crate::reentry;
 use crate::slab::Slab;
 use crate::slot::{NO_OWNER, SlotData};
+use smallvec::SmallVec;
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
@@ -782,7 +783,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// An update in the direct representation: applied in place under the object lock,
     /// after everything logged before it (module docs, "Representations"). `seen` is the
     /// value of the word the caller just loaded.
-    #[cold]
     #[inline(never)]
     fn update_direct(self, op: L::Op, seen: u64) {
         if !self.try_lock_seen(seen) {
@@ -802,6 +802,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.apply_direct(lock, op);
     }
 
+    #[inline(always)]
     fn apply_direct(self, mut lock: ObjectLock<'a, L>, op: L::Op) {
         // Logs may hold updates from before the switch, or from updates that read the
         // representation just before it: they come first.
@@ -826,7 +827,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// reads take the concurrent path until the next change (module docs, "Concurrent
     /// reads").
     /// `seen` is the value of the word the caller just loaded.
-    #[cold]
     #[inline(never)]
     fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R, seen: u64) -> R {
         let mut lock = self.lock_seen("read or synchronize", seen);
@@ -1000,7 +1000,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             slots.keep_spin_mode(true);
         }
         let mut still_owned = 0;
-        let mut emptied = Vec::with_capacity(slots.len());
+        let mut emptied: SmallVec<[usize; INLINE_SLOTS]> = SmallVec::new();
         for (i, (core, _, data)) in slots.iter_mut().enumerate() {
             if data.owner == self.as_owner() {
                 L::gather(&mut batch, core, &mut data.log);
@@ -1242,7 +1242,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             // The cores in use after the mask: a core that set its bit was allocated before.
             let bits = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
             let n = d.slots.cores_in_use();
-            let cores: Vec<usize> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
+            let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
             let now = obj.get().word.load(Ordering::SeqCst) & CORE_BITS;
             // A core allocated meanwhile may share a bit with one already visited.

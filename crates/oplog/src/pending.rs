@@ -42,12 +42,18 @@ struct Shard<L: LogKind> {
 /// The per-domain table of backlogs.
 pub(crate) struct Pending<L: LogKind> {
     shards: Box<[CachePadded<Shard<L>>]>,
+    /// `64 - log2(shards)`: an id's shard is the top bits of its Fibonacci hash (ids are
+    /// addresses, whose low bits are all alike).
+    shift: u32,
 }
 
 impl<L: LogKind> Pending<L> {
     pub(crate) fn new(shards: usize) -> Self {
         let shards = shards.next_power_of_two();
         Self {
+            // One shard: a shift of 63, not 64 (which would overflow); the mask in `shard`
+            // then gives index 0.
+            shift: 64 - shards.trailing_zeros().max(1),
             shards: (0..shards)
                 .map(|_| {
                     CachePadded::new(Shard {
@@ -59,8 +65,10 @@ impl<L: LogKind> Pending<L> {
         }
     }
 
+    #[inline(always)]
     fn shard(&self, id: u64) -> &Shard<L> {
-        &self.shards[(id as usize) & (self.shards.len() - 1)]
+        let hash = id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift;
+        &self.shards[hash as usize & (self.shards.len() - 1)]
     }
 
     /// Adds an evicted log of object `id` from `core`; returns how many evicted logs the
@@ -88,7 +96,7 @@ impl<L: LogKind> Pending<L> {
     }
 
     /// Whether object `id` has a backlog (no lock when its shard is empty).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn has(&self, id: u64) -> bool {
         let shard = self.shard(id);
         shard.entries.load(Ordering::SeqCst) != 0 && shard.map.lock().contains_key(&id)

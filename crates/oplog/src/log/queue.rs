@@ -64,7 +64,9 @@ pub type Ordered<U> = Queue<U, true>;
 /// Queue log for operations that commute: no clock, applied in gather order.
 pub type Unordered<U> = Queue<U, false>;
 
-/// The batch of a queue log: operations whose order is final, then those gathered since.
+/// The batch of a queue log: operations whose order is final, then (ordered kinds) those
+/// gathered since, to be merged by stamp. Unordered kinds gather straight into `ready`:
+/// gather order is their order, and one buffer is one allocation per synchronize.
 #[derive(Debug)]
 pub struct QueueBatch<U> {
     ready: VecDeque<U>,
@@ -145,7 +147,11 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     }
 
     fn gather(batch: &mut QueueBatch<U>, core: usize, log: &mut Vec<Entry<U>>) {
-        batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
+        if O {
+            batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
+        } else {
+            batch.ready.extend(log.drain(..).map(|e| e.op));
+        }
     }
 
     fn batch_len(batch: &QueueBatch<U>) -> usize {

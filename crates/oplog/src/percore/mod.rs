@@ -32,6 +32,7 @@ pub use lock::{Held, OwnerLock, SPIN_MODE_ENTRIES, SpinLock};
 
 use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu};
 use crossbeam_utils::CachePadded;
+use smallvec::SmallVec;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
@@ -349,10 +350,10 @@ impl<S: Send> PerCore<S> {
     /// # Panics
     /// If a slot index is out of range.
     pub fn lock_remote(&self, targets: impl IntoIterator<Item = (usize, usize)>) -> Remote<'_, S> {
-        let mut targets: Vec<(usize, usize)> = targets.into_iter().collect();
+        let mut targets: SmallVec<[(usize, usize); INLINE_SLOTS]> = targets.into_iter().collect();
         targets.sort_unstable();
         targets.dedup();
-        let slots: Vec<(usize, usize, &Slot<S>)> = targets
+        let slots: SmallVec<[(usize, usize, &Slot<S>); INLINE_SLOTS]> = targets
             .into_iter()
             .filter_map(|(core, index)| {
                 assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
@@ -475,6 +476,10 @@ impl<S> Drop for Entered<'_, S> {
     }
 }
 
+/// Slots a [`Remote`] holds without allocating: a synchronize takes one per core that
+/// publishes the object, usually a few.
+pub const INLINE_SLOTS: usize = 4;
+
 /// A slot held by [`PerCore::lock_remote`]: its core, its index, the slot, the access.
 type HeldSlot<'a, S> = (usize, usize, &'a Slot<S>, MutPtr<S>);
 
@@ -483,7 +488,7 @@ pub struct Remote<'a, S> {
     remote: bool,
     /// What to leave owner-protocol slots in ([`Remote::keep_spin_mode`]).
     spin_mode: Option<bool>,
-    slots: Vec<HeldSlot<'a, S>>,
+    slots: SmallVec<[HeldSlot<'a, S>; INLINE_SLOTS]>,
     /// [`PerCore::lock_all`] on per-thread cores: the index pool, released after the slots
     /// (fields drop after `drop` runs).
     hold: Option<threads::Hold<'a>>,
