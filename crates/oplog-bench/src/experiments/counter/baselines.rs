@@ -105,7 +105,9 @@ impl CounterImpl for PerCoreStoreCounter {
 
     #[inline]
     fn inc(&self, thread: usize) {
-        let slot = &self.slots[thread];
+        // Opaque to the optimizer: without it, a batch of increments folds into one add
+        // (measured: 0.25 ns per "increment"), which is no floor of anything.
+        let slot = std::hint::black_box(&self.slots[thread]);
         slot.store(slot.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
