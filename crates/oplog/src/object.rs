@@ -469,25 +469,39 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Appends `op` to this thread's log (module docs, "Update"); hands a full log to the
-    /// object's backlog.
+    /// object's backlog. The common case, a slot that already holds the object's log and
+    /// has room, is the whole fast path; everything else is out of line.
     #[inline(always)]
     fn append_logged(self, op: L::Op) {
         let d = self.domain();
+        let mut guard = d.slots.enter(self.slot_index(d.slot_mask));
+        if guard.owner != self.as_owner() || guard.published() != self.id() as usize {
+            return self.append_slow(guard, op);
+        }
+        let core = guard.core();
+        let stamp = self.stamp(&mut guard, core);
+        guard.pushes = guard.pushes.wrapping_add(1);
+        let len = L::push(&mut guard.log, op, stamp);
+        if len >= d.max_log_len {
+            return self.finish_append(guard, core, stamp, true, None, None);
+        }
+        drop(guard);
+        self.after_append(core, stamp);
+    }
+
+    /// [`Obj::append_logged`] when the entered slot does not hold the object's log: takes
+    /// the slot (evicting its owner's log) if needed, publishes the object, pushes.
+    #[cold]
+    #[inline(never)]
+    fn append_slow(self, mut guard: Entered<'a, SlotData<L>>, op: L::Op) {
+        let d = self.domain();
         let index = self.slot_index(d.slot_mask);
-        let id = self.id() as usize;
         let mut check_backlog = true;
         // A panic of another operation while this update applied the object's backlog:
         // resumed once this update is logged (it is kept, whatever else panicked).
         let mut deferred: Option<Box<dyn Any + Send>> = None;
         loop {
-            let mut guard = d.slots.enter(index);
             let core = guard.core();
-            let raw = if L::ORDERED {
-                let t = d.clock.get_time();
-                if d.mode == SlotMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t }
-            } else {
-                0
-            };
             let mut eviction = None;
             if guard.owner != self.as_owner() {
                 match self.install(&mut guard, core, check_backlog) {
@@ -495,55 +509,89 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     Err(waiting) => {
                         drop(guard);
                         check_backlog = self.apply_backlog_keeping_panic(waiting, &mut deferred);
+                        guard = d.slots.enter(index);
                         continue;
                     }
                 }
             }
-            let stamp = if L::ORDERED {
-                let s = raw.max(guard.last_stamp);
-                guard.last_stamp = s;
-                s
-            } else {
-                0
-            };
+            let stamp = self.stamp(&mut guard, core);
             // Published before the push, under the slot lock: a synchronize that does not
             // see it cannot have missed a completed update (module docs, "Synchronize").
-            if guard.published() != id {
-                guard.publish(id);
+            if guard.published() != self.id() as usize {
+                guard.publish(self.id() as usize);
             }
             guard.pushes = guard.pushes.wrapping_add(1);
-            let len = L::push(&mut guard.log, op, stamp);
-            let mut backlog = 0;
-            if len >= d.max_log_len {
-                // A log that may be applied alone is applied by its owner, which wrote it
-                // (its lines are in this core's cache), if the object lock is free and no
-                // eviction is pending; otherwise it goes to the backlog.
-                match self.take_own_full_log(&mut guard, core, eviction.is_none()) {
-                    Some(own) => eviction = Some(own),
-                    None => backlog = self.hand_off(&mut guard, core),
-                }
+            let full = L::push(&mut guard.log, op, stamp) >= d.max_log_len;
+            return self.finish_append(guard, core, stamp, full, eviction, deferred);
+        }
+    }
+
+    /// The stamp of an update in the entered slot of `core`: the clock, raised to the
+    /// migration floor and to the slot's last stamp (ordered kinds; 0 otherwise).
+    #[inline(always)]
+    fn stamp(self, guard: &mut Entered<'_, SlotData<L>>, core: usize) -> u64 {
+        if !L::ORDERED {
+            return 0;
+        }
+        let d = self.domain();
+        let t = d.clock.get_time();
+        let raw = if d.mode == SlotMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
+        let stamp = raw.max(guard.last_stamp);
+        guard.last_stamp = stamp;
+        stamp
+    }
+
+    /// What an ordered update does once its slot is released (module docs, "Update").
+    #[inline(always)]
+    fn after_append(self, core: usize, stamp: u64) {
+        if L::ORDERED {
+            let d = self.domain();
+            if d.mode == SlotMode::PerCpu {
+                migration::record(d.id, core, stamp);
             }
-            drop(guard);
-            if let Some(e) = eviction {
-                e.finish();
+            if d.commit_wait {
+                // The clock's raw order does not respect communication here: make every
+                // later reading on any core larger before returning (crate docs).
+                d.clock.new_time(stamp);
             }
-            if L::ORDERED {
-                if d.mode == SlotMode::PerCpu {
-                    migration::record(d.id, core, stamp);
-                }
-                if d.commit_wait {
-                    // The clock's raw order does not respect communication here: make every
-                    // later reading on any core larger before returning (crate docs).
-                    d.clock.new_time(stamp);
-                }
+        }
+    }
+
+    /// The end of an update whose push filled the log (`full`) or that took its slot:
+    /// hands the full log off or applies it, releases the slot, finishes the eviction,
+    /// applies a full backlog, and resumes a panic of another operation met on the way.
+    #[cold]
+    #[inline(never)]
+    fn finish_append(
+        self,
+        mut guard: Entered<'a, SlotData<L>>,
+        core: usize,
+        stamp: u64,
+        full: bool,
+        mut eviction: Option<Eviction<L>>,
+        mut deferred: Option<Box<dyn Any + Send>>,
+    ) {
+        let d = self.domain();
+        let mut backlog = 0;
+        if full {
+            // A log that may be applied alone is applied by its owner, which wrote it (its
+            // lines are in this core's cache), if the object lock is free and no eviction
+            // is pending; otherwise it goes to the backlog.
+            match self.take_own_full_log(&mut guard, core, eviction.is_none()) {
+                Some(own) => eviction = Some(own),
+                None => backlog = self.hand_off(&mut guard, core),
             }
-            if backlog >= d.backlog_limit {
-                self.apply_backlog_keeping_panic(backlog, &mut deferred);
-            }
-            if let Some(p) = deferred {
-                resume_unwind(p);
-            }
-            return;
+        }
+        drop(guard);
+        if let Some(e) = eviction {
+            e.finish();
+        }
+        self.after_append(core, stamp);
+        if backlog >= d.backlog_limit {
+            self.apply_backlog_keeping_panic(backlog, &mut deferred);
+        }
+        if let Some(p) = deferred {
+            resume_unwind(p);
         }
     }
 
