@@ -13,7 +13,9 @@
 //! # Using it
 //!
 //! By default each object adapts to its own mix ([`Representation::Adaptive`]): logged
-//! while updates dominate, applied in place under a lock (like a mutex) while reads do.
+//! while updates from several threads come between reads (or reads are rare), applied in
+//! place under a lock (like a mutex) while reads are frequent or one thread does the
+//! updating. [`OpLog::representation`] says which it is in now.
 //!
 //! Describe the deferred updates of a sequential type as an [`Update`] (usually an enum),
 //! wrap the type in [`OpLog`]`<`[`Ordered`]`<YourOp>>`, call [`OpLog::update`] for updates and

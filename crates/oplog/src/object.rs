@@ -4,9 +4,10 @@
 //! # The object's word
 //!
 //! One 64-bit word per object: the object lock (bit 63), the representation (bit 62), the
-//! read bias (bit 61), the adaptive policy's score (bits 53..61) and the core mask (bits
-//! 0..53; core `c` may own a log-cache slot for the object if bit `c % 53` is set). An
-//! update in the logged representation only *reads* it.
+//! read bias (bit 61), the tag of the last direct updater (bits 59..61), the adaptive
+//! policy's score (bits 53..59) and the core mask (bits 0..53; core `c` may own a
+//! log-cache slot for the object if bit `c % 53` is set). An update in the logged
+//! representation only *reads* it.
 //!
 //! # Update, logged (000 §4.1, Figure 6 `Object::log`)
 //!
@@ -98,16 +99,23 @@
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
 //! moved by its own reads, with hysteresis, never by a write on the update path:
 //!
-//! * logged: a read that finds fewer than `SMALL_BATCH` (4) operations logged since the
-//!   last synchronize raises the score; `TO_DIRECT` (4) such reads in a row switch the
-//!   object to direct; a read that finds more resets the score;
-//! * direct: each direct update counts in the score (with its unlock, one instruction); a
-//!   read that follows at least `TO_LOGGED` (8) direct updates switches back to logged.
+//! * logged: a read that finds fewer than `SMALL_BATCH` (2) operations logged since the
+//!   last synchronize, or fewer than `ONE_CORE_BATCH` (16) all from one core, raises the
+//!   score; `TO_DIRECT` (4) such reads in a row switch the object to direct; a read that
+//!   finds more resets the score;
+//! * direct: each direct update adds to the score's weight when it unlocks (in the same
+//!   instruction): 1, or `OTHER_THREAD_WEIGHT` (4) if another thread made the update
+//!   before it, told by a 2-bit thread tag the updates leave in the word; the second read
+//!   in a row that finds the weight at `TO_LOGGED` (16) or more switches back to logged.
 //!
-//! So reads more frequent than about one per 4 updates make it direct, reads rarer than
-//! one per 8 updates make it logged. A switch costs one compare-and-swap of the word under
-//! the lock, which the read holds anyway; logs left from before a switch to direct are
-//! applied by the next direct update. [`OpLog::switch_representation`] switches by hand.
+//! So an object updated by a single thread stays direct until reads are rarer than about
+//! one per 16 updates: logging saves one core no more than its lock, which a synchronize
+//! costs back (measured with `read-mix` at one thread: direct wins at 90 % updates, logged
+//! at 99 %). Updates from several threads move the object's lines at every direct update,
+//! so an object they share is direct only while reads come about as often as updates.
+//! Both directions need the signal twice or more in a row, against flapping. A switch
+//! costs nothing beyond the read's own lock and unlock; a switch to direct also gives up
+//! the object's slots (above). [`OpLog::switch_representation`] switches by hand.
 //!
 //! # Concurrent reads
 //!
@@ -127,7 +135,9 @@ use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
-use crate::primitive::{AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence};
+use crate::primitive::{
+    AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, thread_local_const,
+};
 use crate::reentry;
 use crate::slab::Slab;
 use crate::slot::{NO_OWNER, SlotData};
@@ -148,23 +158,40 @@ const DIRECT: u64 = 1 << 62;
 /// Bit 61: reads may take the concurrent path (module docs, "Concurrent reads"); every
 /// lock acquisition then waits for the readers in the domain's table and clears it.
 const BIAS: u64 = 1 << 61;
-/// Bits 53..61: the adaptive policy's score (module docs, "Representations"), changed
+/// Bits 53..59: the adaptive policy's score (module docs, "Representations"), changed
 /// only by the lock's holder.
 const SCORE_SHIFT: u32 = 53;
-const SCORE_MAX: u64 = 0xff;
+const SCORE_MAX: u64 = 0x3f;
 const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
+/// Bits 59..61: the tag of the thread that made the last direct update ([`thread_tag`]),
+/// changed only by the lock's holder.
+const TAG_SHIFT: u32 = 59;
+const TAG: u64 = 0b11 << TAG_SHIFT;
 /// Bits 0..53: core `c` may own a slot for the object if bit `c % 53` is set.
 const CORE_BITS: u64 = (1 << SCORE_SHIFT) - 1;
 const CORE_BIT_COUNT: usize = SCORE_SHIFT as usize;
 
 /// Logged representation: a read that finds fewer operations than this logged since the
 /// last one counts towards the switch to direct.
-const SMALL_BATCH: usize = 4;
+const SMALL_BATCH: usize = 2;
+/// Logged representation: so does a read that finds fewer than this, all from one core
+/// (logging saves one core nothing but its lock: measured, direct wins below about 13).
+const ONE_CORE_BATCH: usize = 16;
 /// Logged representation: this many such reads in a row switch the object to direct.
 const TO_DIRECT: u64 = 4;
-/// Direct representation: a read that follows at least this many direct updates switches
-/// the object back to logged.
-const TO_LOGGED: u64 = 8;
+/// Direct representation: the score's low bits weigh the updates since the last read: 1
+/// each, or [`OTHER_THREAD_WEIGHT`] if another thread made the update before it (its lines
+/// then had to move), up to [`WEIGHT_MAX`]. The second read in a row that finds the
+/// weight at least [`TO_LOGGED`] switches the object back to logged; [`OVER_ONCE`]
+/// remembers the first.
+const TO_LOGGED: u64 = 16;
+/// Direct representation: what an update after another thread's weighs.
+const OTHER_THREAD_WEIGHT: u64 = 4;
+/// Direct representation: the largest weight the score holds.
+const WEIGHT_MAX: u64 = 31;
+/// Direct representation: the score's bit saying that the last read found the weight at
+/// [`TO_LOGGED`] or more.
+const OVER_ONCE: u64 = 32;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
 /// synchronize already in progress instead of leaving the log to it; so does a backlog of
@@ -816,16 +843,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// Gathers and applies every logged update. The object lock is held.
     /// Returns an estimate of how many operations it gathered (for the adaptive policy).
-    fn sync_locked(self) -> usize {
+    fn sync_locked(self) -> Gathered {
         if self.quiescent() {
-            return 0;
+            return Gathered::default();
         }
         // Before the gather: a concurrent reader must not find the logs gone before their
         // operations are applied.
         self.exclude_readers();
-        let (batch, ops) = self.gather(false);
+        let (batch, gathered) = self.gather(false);
         self.apply_locked(batch);
-        ops
+        gathered
     }
 
     /// An update in the direct representation: applied in place under the object lock,
@@ -891,7 +918,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // direct, each update does, so only a second read in a row with no update between
         // restores it (against churn in write-heavy mixes).
         // Set with the unlock, in the same instruction.
-        let direct_updates = (before & SCORE) >> SCORE_SHIFT;
+        let direct_updates = ((before & SCORE) >> SCORE_SHIFT) & WEIGHT_MAX;
         lock.bias = before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0);
         drop(lock);
         r
@@ -967,7 +994,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// The adaptive policy's step at a read (module docs, "Representations"): `gathered`
     /// operations were logged since the last synchronize. `lock` is the object's lock,
     /// which sets the new policy when it unlocks.
-    fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: usize) {
+    fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: Gathered) {
         let now = self.get().word.load(Ordering::Relaxed);
         let score = (now & SCORE) >> SCORE_SHIFT;
         if self.domain().representation != Representation::Adaptive {
@@ -978,9 +1005,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
             return;
         }
         let (direct, score) = if now & DIRECT != 0 {
-            // The score counts direct updates since the last read.
-            (score < TO_LOGGED, 0)
-        } else if gathered < SMALL_BATCH {
+            let over = score & WEIGHT_MAX >= TO_LOGGED;
+            if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
+        } else if gathered.ops < SMALL_BATCH || (gathered.cores <= 1 && gathered.ops < ONE_CORE_BATCH) {
             // The score counts reads in a row that found little logged.
             if score + 1 >= TO_DIRECT { (true, 0) } else { (false, score + 1) }
         } else {
@@ -1032,14 +1059,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Collects, at one instant, every operation logged for this object: its backlog,
     /// then the log of each core whose slot publishes it (module docs, "Synchronize").
     /// With `release`, also gives up every slot it owns (drop, a switch to direct).
-    fn gather(self, release: bool) -> (L::Batch, usize) {
+    fn gather(self, release: bool) -> (L::Batch, Gathered) {
         let d = self.domain();
         let mut held = HeldSlots::lock(self, release);
         // Handed-off logs are full; evicted ones are counted as full too.
         let (mut batch, mut ops) =
             self.take_backlog().map_or((L::Batch::default(), 0), |(b, logs)| (b, logs * d.max_log_len));
         let Some(slots) = held.slots.as_mut() else {
-            return (batch, ops);
+            return (batch, Gathered { ops, cores: 0 });
         };
         if !release {
             // A synchronize that had to take slots will likely come back: later ones then
@@ -1061,6 +1088,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
+        let cores = emptied.len();
         for i in emptied {
             slots.publish(i, 0);
         }
@@ -1073,7 +1101,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        (batch, ops)
+        (batch, Gathered { ops, cores })
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
@@ -1140,6 +1168,35 @@ impl<L: LogKind> Eviction<L> {
     }
 }
 
+/// What a synchronize gathered (for the adaptive policy).
+#[derive(Clone, Copy, Debug, Default)]
+struct Gathered {
+    /// Operations (evicted and handed-off logs counted as full).
+    ops: usize,
+    /// Cores whose slots held some.
+    cores: usize,
+}
+
+/// The calling thread's tag, 1 to 3: consecutive threads get different ones, so a direct
+/// update can tell, from the tag the last one left in the word, whether another thread
+/// made it (the adaptive policy's only clue, for free, that the object's lines move
+/// between cores). Assigned once per thread from a counter that is not traced: a hint,
+/// not synchronization.
+#[inline]
+fn thread_tag() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    thread_local_const! {
+        static MINE: std::cell::Cell<u64> = std::cell::Cell::new(0);
+    }
+    MINE.try_with(|mine| {
+        if mine.get() == 0 {
+            mine.set(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 + 1);
+        }
+        mine.get()
+    })
+    .unwrap_or(0)
+}
+
 /// The [`DIRECT`] and [`SCORE`] bits of a policy.
 fn policy_bits(direct: bool, score: u64) -> u64 {
     (if direct { DIRECT } else { 0 }) | (score << SCORE_SHIFT)
@@ -1180,15 +1237,19 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         }
         // Only a lock holder changes these bits, so the value read here stays theirs until
         // the exclusive or below; core bits set meanwhile (an install) are left alone.
-        const HOLDERS: u64 = LOCK | DIRECT | SCORE | BIAS;
+        const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS;
         let word = &self.obj.get().word;
         let now = word.load(Ordering::Relaxed);
         let mut want = match self.policy {
-            Some(policy) => (now & BIAS) | policy,
-            None => now & (DIRECT | SCORE | BIAS),
+            Some(policy) => (now & (TAG | BIAS)) | policy,
+            None => now & (DIRECT | SCORE | TAG | BIAS),
         };
-        if self.count_direct_update && want & SCORE != SCORE {
-            want += 1 << SCORE_SHIFT;
+        if self.count_direct_update {
+            let tag = thread_tag();
+            let weight = if (now & TAG) >> TAG_SHIFT == tag { 1 } else { OTHER_THREAD_WEIGHT };
+            let score = (want & SCORE) >> SCORE_SHIFT;
+            let score = (score & OVER_ONCE) | ((score & WEIGHT_MAX) + weight).min(WEIGHT_MAX);
+            want = (want & !(SCORE | TAG)) | (score << SCORE_SHIFT) | (tag << TAG_SHIFT);
         }
         if self.bias {
             want |= BIAS;

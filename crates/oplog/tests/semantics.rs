@@ -129,11 +129,16 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
         set.read(|_| ());
     }
     assert_eq!(set.representation(), Direct);
-    // Update-heavy: a read after many direct updates moves it back.
+    // Update-heavy: the second read in a row after many direct updates moves it back.
     for k in 100..200 {
         set.update(SetOp::Add(k));
     }
     assert_eq!(set.read(BTreeSet::len), 108, "direct updates are applied in place, in order with the logged ones");
+    assert_eq!(set.representation(), Direct, "one update-heavy stretch is not enough (hysteresis)");
+    for k in 200..300 {
+        set.update(SetOp::Add(k));
+    }
+    assert_eq!(set.read(BTreeSet::len), 208);
     assert_eq!(set.representation(), Logged);
     for pinned in [Logged, Direct] {
         let d = Domain::<Unordered<SetOp>>::new(Config::per_cpu().representation(pinned)).unwrap();
