@@ -1,4 +1,7 @@
 //! Prints the process-wide Ordo clock and its offset matrix.
+//!
+//! `cargo run --release -p ordo --example calibrate` (the `ORDO_*` variables apply, see the
+//! `ordo` crate docs).
 fn main() {
     let o = match ordo::try_global() {
         Ok(o) => o,

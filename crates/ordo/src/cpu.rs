@@ -81,11 +81,10 @@ pub fn tsc_aux_is_cpu() -> bool {
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn check_tsc_aux() -> bool {
-    use core::arch::x86_64::__cpuid;
     if !crate::hw::hardware_clock_available() {
         return false;
     }
-    let has_rdpid = __cpuid(7).ecx & (1 << 22) != 0;
+    let has_rdpid = crate::hw::cpuid(7).ecx & (1 << 22) != 0;
     if !has_rdpid {
         return false;
     }

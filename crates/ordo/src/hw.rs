@@ -80,15 +80,22 @@ pub(crate) fn hardware_clock_available() -> bool {
 /// invariant (constant rate regardless of frequency and sleep states).
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 pub(crate) fn hardware_clock_available() -> bool {
-    use core::arch::x86_64::__cpuid;
-    // `__cpuid` is safe to call on x86-64: every x86-64 CPU implements CPUID.
-    let max_ext = __cpuid(0x8000_0000).eax;
+    let max_ext = cpuid(0x8000_0000).eax;
     if max_ext < 0x8000_0007 {
         return false;
     }
-    let has_rdtscp = __cpuid(0x8000_0001).edx & (1 << 27) != 0;
-    let invariant = __cpuid(0x8000_0007).edx & (1 << 8) != 0;
+    let has_rdtscp = cpuid(0x8000_0001).edx & (1 << 27) != 0;
+    let invariant = cpuid(0x8000_0007).edx & (1 << 8) != 0;
     has_rdtscp && invariant
+}
+
+/// `CPUID` leaf `leaf`. `__cpuid` is a safe function in recent Rust and an unsafe one in the
+/// oldest the workspace supports (its `rust-version`), hence the block and the allowance.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[allow(unused_unsafe)]
+pub(crate) fn cpuid(leaf: u32) -> core::arch::x86_64::CpuidResult {
+    // SAFETY: every x86-64 CPU implements CPUID; the instruction only reads.
+    unsafe { core::arch::x86_64::__cpuid(leaf) }
 }
 
 /// Whether this CPU has a hardware clock we can use (the aarch64 generic timer always is).
