@@ -81,7 +81,10 @@
 //!
 //! *Logged* is the above. *Direct*: an update takes the object lock, synchronizes (logs
 //! from before the switch, or from updates that read the representation just before it,
-//! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex.
+//! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex,
+//! except that an update that finds the lock taken (a try-lock) logs itself as in the
+//! logged representation instead of waiting, so updates continue while a reader holds a
+//! [`Synced`] guard, whatever the representation.
 //! Every update first reads the representation from the word with a relaxed load, before
 //! entering its slot (a load of a line every updater keeps in its cache until a
 //! synchronize or a direct update writes it; the adaptive policy writes nothing on the
@@ -105,8 +108,10 @@
 //!   finds more resets the score;
 //! * direct: each direct update adds to the score's weight when it unlocks (in the same
 //!   instruction): 1, or `OTHER_THREAD_WEIGHT` (4) if another thread made the update
-//!   before it, told by a 2-bit thread tag the updates leave in the word; the second read
-//!   in a row that finds the weight at `TO_LOGGED` (16) or more switches back to logged.
+//!   before it, told by a 2-bit thread tag the updates leave in the word; an update that
+//!   found the lock taken and logged itself weighs 4 too, counted by whoever applies it;
+//!   the second read in a row that finds the weight at `TO_LOGGED` (16) or more switches
+//!   back to logged.
 //!
 //! So an object updated by a single thread stays direct until reads are rarer than about
 //! one per 16 updates: logging saves one core no more than its lock, which a synchronize
@@ -866,29 +871,35 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.apply_direct(ObjectLock::held(self), op);
     }
 
+    /// A direct update that found the object lock taken (by another update, a read, a
+    /// [`Synced`] guard, or this thread itself from inside the object's own `exec`): logged
+    /// instead, as in the logged representation, so an update never waits for the lock
+    /// (module docs, "Representations"). The next synchronize or direct update applies it
+    /// first.
     #[cold]
     #[inline(never)]
     fn update_direct_contended(self, op: L::Op) {
-        if reentry::involved(self.id() as usize) {
-            // From inside the object's own `exec` or read closure (see `append`).
-            return self.append_logged(op);
-        }
-        let lock = self.lock("update");
-        self.apply_direct(lock, op);
+        self.append_logged(op);
     }
 
     #[inline(always)]
     fn apply_direct(self, mut lock: ObjectLock<'a, L>, op: L::Op) {
         // Logs may hold updates from before the switch, or from updates that read the
         // representation just before it: they come first.
-        if !self.quiescent()
-            && let Err(p) = catch_unwind(AssertUnwindSafe(|| self.sync_locked()))
-        {
-            // Another operation panicked; the ones after it wait in the backlog, so this
-            // update is logged behind them (kept, in order) before the panic goes on.
-            self.append_logged(op);
-            drop(lock);
-            resume_unwind(p);
+        if !self.quiescent() {
+            match catch_unwind(AssertUnwindSafe(|| self.sync_locked())) {
+                // Updates that found the lock taken logged themselves: they weigh as
+                // updates of another thread (the policy's score).
+                Ok(gathered) => lock.logged_updates = gathered.ops as u64,
+                Err(p) => {
+                    // Another operation panicked; the ones after it wait in the backlog, so
+                    // this update is logged behind them (kept, in order) before the panic
+                    // goes on.
+                    self.append_logged(op);
+                    drop(lock);
+                    resume_unwind(p);
+                }
+            }
         }
         self.exclude_readers();
         let state = self.get().state.get_mut();
@@ -1005,7 +1016,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
             return;
         }
         let (direct, score) = if now & DIRECT != 0 {
-            let over = score & WEIGHT_MAX >= TO_LOGGED;
+            // Updates logged while direct (they found the lock taken) weigh as another
+            // thread's.
+            let over = (score & WEIGHT_MAX) + gathered.ops as u64 * OTHER_THREAD_WEIGHT >= TO_LOGGED;
             if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
         } else if gathered.ops < SMALL_BATCH || (gathered.cores <= 1 && gathered.ops < ONE_CORE_BATCH) {
             // The score counts reads in a row that found little logged.
@@ -1211,6 +1224,9 @@ struct ObjectLock<'a, L: LogKind> {
     policy: Option<u64>,
     /// Count a direct update in the policy's score when unlocking.
     count_direct_update: bool,
+    /// With it, updates it found logged (they found the lock taken), each weighing as
+    /// another thread's.
+    logged_updates: u64,
     /// Set [`BIAS`] when unlocking.
     bias: bool,
     _holding: reentry::Holding,
@@ -1223,6 +1239,7 @@ impl<'a, L: LogKind> ObjectLock<'a, L> {
             obj,
             policy: None,
             count_direct_update: false,
+            logged_updates: 0,
             bias: false,
             _holding: reentry::Holding::new(obj.id() as usize),
         }
@@ -1246,7 +1263,8 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         };
         if self.count_direct_update {
             let tag = thread_tag();
-            let weight = if (now & TAG) >> TAG_SHIFT == tag { 1 } else { OTHER_THREAD_WEIGHT };
+            let own = if (now & TAG) >> TAG_SHIFT == tag { 1 } else { OTHER_THREAD_WEIGHT };
+            let weight = own.saturating_add(self.logged_updates.saturating_mul(OTHER_THREAD_WEIGHT));
             let score = (want & SCORE) >> SCORE_SHIFT;
             let score = (score & OVER_ONCE) | ((score & WEIGHT_MAX) + weight).min(WEIGHT_MAX);
             want = (want & !(SCORE | TAG)) | (score << SCORE_SHIFT) | (tag << TAG_SHIFT);

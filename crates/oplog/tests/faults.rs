@@ -416,6 +416,30 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
     });
 }
 
+/// Updates from other threads continue while a reader holds the object's `Synced` guard,
+/// in every representation: a direct update that finds the lock taken logs itself
+/// instead of waiting (before, it waited, and a thread that joined the updater while
+/// holding the guard hung).
+#[test]
+fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
+    use oplog::Representation::{Adaptive, Direct, Logged};
+    with_watchdog("updates under a held guard", LIMIT, || {
+        for representation in [Adaptive, Logged, Direct] {
+            for config in [Config::per_cpu(), Config::per_thread()] {
+                let d = Domain::<Ordered<SetOp>>::new(config.representation(representation)).unwrap();
+                let set = OpLog::with_domain(&d, BTreeSet::new());
+                let guard = set.synchronize();
+                std::thread::scope(|s| {
+                    s.spawn(|| (0..100).for_each(|k| set.update(SetOp::Add(k))));
+                });
+                assert!(guard.is_empty(), "the guard's instance does not change under it");
+                drop(guard);
+                assert_eq!(set.read(BTreeSet::len), 100, "{representation:?}");
+            }
+        }
+    });
+}
+
 /// Issue 16, item 1: an update that must first apply the object's backlog, in which an
 /// operation panics, is kept (the panic reaches it, as documented, but the update is
 /// logged before the panic resumes). Deterministic: one thread, one slot per core, so each
