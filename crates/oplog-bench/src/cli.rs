@@ -115,7 +115,7 @@ impl Cli {
 
     /// What the output sink should produce, writing files into `out_dir`.
     pub fn sink_options(&self, out_dir: Option<PathBuf>) -> SinkOptions {
-        SinkOptions { json: self.json, out_dir }
+        SinkOptions { json: self.json, out_dir, quick: self.quick }
     }
 
     /// The experiments to run: the one named, or every registered one for `all` minus

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::experiments::{Experiment, Ratios, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::output::verdict::Roles;
 use crate::output::{Annex, Record, Sink, round};
 
 /// Timestamps between two checks of the stop flag.
@@ -123,6 +124,10 @@ impl Experiment for ClockExperiment {
 
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some("logical") }
+    }
+
+    fn roles(&self) -> Roles {
+        Roles { default: None, baselines: &["logical"], floor: None, targets: &[] }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

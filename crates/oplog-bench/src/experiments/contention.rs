@@ -170,7 +170,7 @@ impl Experiment for Contention {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: "cycles_per_write", label: "ticks per write (x86-64: TSC cycles)" }
+        Metric { key: "cycles_per_write", label: "ticks per write (x86-64: TSC cycles)", higher_is_better: false }
     }
 
     fn ratios(&self) -> Ratios {

@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::experiments::{Experiment, Ratios, XAxis};
 use crate::harness::{Run, Settings, Throughput};
+use crate::output::verdict::{Against, Roles, Target};
 use crate::output::{Annex, Record, Sink};
 
 /// Regions each fork maps (libc's text, read-only data, data and relro, roughly).
@@ -155,6 +156,13 @@ pub static FORK: ThreadSweep<Option<u64>> = ThreadSweep {
     impls: IMPLS,
     param: None,
     extra: &[],
+    roles: Roles {
+        default: Some("oplog"),
+        baselines: &["mutex", "lockfree"],
+        floor: None,
+        // Issue 9: no regression.
+        targets: &[Target { id: "oplog", threads: 2, x: None, against: Against::Id("mutex"), min: 5.0 }],
+    },
 };
 
 /// The `fork-truncate` experiment.
@@ -179,6 +187,15 @@ impl Experiment for ForkTruncate {
 
     fn ratios(&self) -> Ratios {
         Ratios { scaling: false, versus: Some("mutex") }
+    }
+
+    fn roles(&self) -> Roles {
+        // Issue 9: 000 Figure 11 finds the crossover at F = 3.
+        const TARGETS: &[Target] = &[
+            Target { id: "oplog", threads: 2, x: Some((3.0, 10.0)), against: Against::Id("mutex"), min: 1.0 },
+            Target { id: "oplog", threads: 2, x: Some((3.0, 10.0)), against: Against::Id("lockfree"), min: 1.0 },
+        ];
+        Roles { default: Some("oplog"), baselines: &["mutex", "lockfree"], floor: None, targets: TARGETS }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

@@ -9,6 +9,7 @@ use oplog::{Config, Domain, LogKind};
 
 use crate::experiments::{Experiment, Ratios};
 use crate::harness::{Run, Settings, Throughput};
+use crate::output::verdict::Roles;
 use crate::output::{Record, Sink};
 
 /// One implementation an experiment measures: its stable id (the `impl` field of records)
@@ -49,6 +50,8 @@ pub struct ThreadSweep<P: 'static = ()> {
     pub param: P,
     /// Fields added to every record.
     pub extra: &'static [(&'static str, i64)],
+    /// [`Experiment::roles`]: the default id, the baselines, the targets.
+    pub roles: Roles,
 }
 
 impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
@@ -62,6 +65,10 @@ impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
 
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some(self.versus) }
+    }
+
+    fn roles(&self) -> Roles {
+        self.roles
     }
 
     fn points(&self, settings: &Settings) -> u64 {

@@ -30,6 +30,7 @@ use ordo::{Clock, Ordo};
 
 use super::impls::{Impl, ThreadSweep, per_cpu_domain};
 use crate::harness::{Run, Throughput};
+use crate::output::verdict::{Against, Roles, Target};
 
 /// Clock ticks of each of the two waits per iteration (000 §7.3: 1000 cycles).
 pub const SPIN_TICKS: u64 = 1000;
@@ -117,6 +118,13 @@ pub static LIST: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    roles: Roles {
+        default: None,
+        baselines: &["lockfree", "mutex"],
+        floor: None,
+        // Issue 9: local absorption keeps scaling.
+        targets: &[Target { id: "oplog-local-absorb", threads: 2, x: None, against: Against::OneThread, min: 1.8 }],
+    },
 };
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use oplog_structures::lru::{ConcurrentLru, MutexLru, OpLogLru};
 
 use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::harness::{Run, Throughput};
+use crate::output::verdict::{Against, Roles, Target};
 
 /// Keys accessed.
 pub const KEYS: u64 = 4096;
@@ -119,6 +120,13 @@ pub static LRU: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    roles: Roles {
+        default: Some("oplog"),
+        baselines: &["mutex"],
+        floor: None,
+        // Issue 9.
+        targets: &[Target { id: "oplog", threads: 2, x: None, against: Against::Id("mutex"), min: 2.0 }],
+    },
 };
 
 #[cfg(test)]

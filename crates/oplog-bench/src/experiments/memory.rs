@@ -51,6 +51,7 @@ use serde_json::json;
 use crate::alloc_count::Tally;
 use crate::experiments::{Experiment, Metric};
 use crate::harness::{Run, Settings, Stop, Throughput, median};
+use crate::output::verdict::Roles;
 use crate::output::{Annex, Record, Sink, round};
 use crate::pin;
 
@@ -340,7 +341,16 @@ impl Experiment for Memory {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: "bytes_per_object", label: "bytes per object" }
+        Metric { key: "bytes_per_object", label: "bytes per object", higher_is_better: false }
+    }
+
+    fn roles(&self) -> Roles {
+        Roles {
+            default: Some(OplogLayout::ID),
+            baselines: &[PerCoreLayout::ID],
+            floor: Some(PlainLayout::ID),
+            targets: &[],
+        }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

@@ -11,6 +11,7 @@ use std::io;
 
 use crate::harness::Settings;
 use crate::output::plot::Scale;
+use crate::output::verdict::Roles;
 use crate::output::{Record, Sink};
 
 pub mod clock;
@@ -83,6 +84,12 @@ pub trait Experiment: Sync {
         Ratios::NONE
     }
 
+    /// Which ids are the default configuration, the baselines and the floor, and the
+    /// targets: what the [verdict](crate::output::verdict) judges.
+    fn roles(&self) -> Roles {
+        Roles::NONE
+    }
+
     /// How many records [`Experiment::run`] will push with these settings (the progress
     /// bar's total).
     fn points(&self, settings: &Settings) -> u64;
@@ -139,11 +146,13 @@ pub struct Metric {
     pub key: &'static str,
     /// Unit label for the table's title line and the plot's y axis, e.g. "ops/s".
     pub label: &'static str,
+    /// Whether more is better (throughput) or less (ticks, bytes).
+    pub higher_is_better: bool,
 }
 
 impl Metric {
     /// Median operations per second (all threads together).
-    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s" };
+    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s", higher_is_better: true };
 
     /// The record's value of this metric, or `None` if the record lacks a numeric one.
     pub fn value(&self, record: &Record) -> Option<f64> {

@@ -23,6 +23,7 @@ use oplog_structures::notify::{EventQueue, MutexQueue, OpLogQueue, SegQueueBasel
 
 use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
 use crate::harness::{Run, Stop, Throughput};
+use crate::output::verdict::{Against, Roles, Target};
 
 /// Events the consumer takes per read at most.
 pub const READ_BATCH: usize = 256;
@@ -129,6 +130,13 @@ pub static NOTIFY: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[("consumers", 1)],
+    roles: Roles {
+        default: Some("oplog"),
+        baselines: &["mutex", "segqueue"],
+        floor: None,
+        // Issue 9.
+        targets: &[Target { id: "oplog", threads: 2, x: None, against: Against::Id("mutex"), min: 1.5 }],
+    },
 };
 
 #[cfg(test)]

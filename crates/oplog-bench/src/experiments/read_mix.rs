@@ -35,6 +35,7 @@ use serde_json::json;
 use crate::experiments::{Experiment, XAxis};
 use crate::harness::{Run, Settings, Stop, Throughput};
 use crate::output::plot::Scale;
+use crate::output::verdict::{Against, Roles, Target};
 use crate::output::{Annex, Record, Sink, round};
 
 pub mod stats;
@@ -224,6 +225,18 @@ impl Experiment for ReadMix {
 
     fn x_scale(&self) -> Scale {
         Scale::Even
+    }
+
+    fn roles(&self) -> Roles {
+        // Issue 9: the default never far behind the best baseline, ahead where updates dominate.
+        const TARGETS: &[Target] = &[
+            Target { id: "oplog", threads: 1, x: None, against: Against::BestBaseline, min: 0.8 },
+            Target { id: "oplog", threads: 2, x: None, against: Against::BestBaseline, min: 0.8 },
+            Target { id: "oplog", threads: 2, x: Some((90.0, 90.0)), against: Against::BestBaseline, min: 1.0 },
+            Target { id: "oplog", threads: 2, x: Some((99.0, 100.0)), against: Against::BestBaseline, min: 2.0 },
+            Target { id: "oplog", threads: 2, x: Some((100.0, 100.0)), against: Against::OneThread, min: 1.8 },
+        ];
+        Roles { default: Some("oplog"), baselines: &BASELINES, floor: None, targets: TARGETS }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

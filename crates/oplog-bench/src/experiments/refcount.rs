@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use crate::alloc_count::Tally;
 use crate::experiments::{Experiment, Ratios};
 use crate::harness::{Run, Settings, Throughput, median};
+use crate::output::verdict::Roles;
 use crate::output::{Annex, Record, Sink};
 
 pub mod impls;
@@ -293,6 +294,10 @@ impl Experiment for RefcountExperiment {
 
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some(AtomicArc::ID) }
+    }
+
+    fn roles(&self) -> Roles {
+        Roles { default: None, baselines: &[AtomicArc::ID], floor: None, targets: &[] }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

@@ -19,6 +19,7 @@ use oplog_structures::namecache::{CasEntry, NameEntry, OpLogEntry, SpinlockEntry
 
 use super::impls::{Impl, ThreadSweep, per_cpu_domain};
 use crate::harness::{Run, Throughput};
+use crate::output::verdict::Roles;
 
 /// Stats between two checks of the stop flag.
 const BATCH: u64 = 64;
@@ -74,6 +75,7 @@ pub static STAT: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    roles: Roles { default: Some("oplog"), baselines: &["spinlock", "cas"], floor: None, targets: &[] },
 };
 
 #[cfg(test)]

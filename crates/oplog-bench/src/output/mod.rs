@@ -27,6 +27,7 @@ pub mod json;
 pub mod plot;
 pub mod report;
 pub mod table;
+pub mod verdict;
 
 /// One measured point.
 ///
@@ -190,6 +191,8 @@ pub struct SinkOptions {
     /// Directory for `<experiment>.csv`, `<experiment>.svg`, annex CSVs, extra figures,
     /// `all.jsonl` and `report.md`; created if missing.
     pub out_dir: Option<PathBuf>,
+    /// The run is `--quick`: tables and the report say its figures are indicative.
+    pub quick: bool,
 }
 
 /// Collects records, prints them (table or JSON lines), writes the files of the output
@@ -356,11 +359,16 @@ impl Sink {
             }
             written.extend(current.figures.iter().map(|f| dir.join(f)));
         }
-        let table =
-            if current.records.is_empty() { String::new() } else { table::render(experiment, &current.records) };
+        let verdict = verdict::judge(experiment, &current.records);
+        let table = if current.records.is_empty() {
+            String::new()
+        } else {
+            table::render(experiment, &current.records, self.options.quick)
+        };
         let annexes: Vec<String> = current.annexes.iter().map(Annex::render).collect();
         if !self.options.json {
             let mut text = table.clone();
+            text.push_str(&verdict::render(&verdict));
             for annex in &annexes {
                 text.push('\n');
                 text.push_str(annex);
@@ -380,6 +388,7 @@ impl Sink {
                 table,
                 annexes,
                 files: written.iter().filter_map(file_name).collect(),
+                verdict,
                 elapsed: current.started.elapsed(),
             });
         }
@@ -397,7 +406,11 @@ impl Sink {
             return Ok(());
         };
         let report = report::Report {
-            header: report::Header::collect(self.started.elapsed(), std::mem::take(&mut self.cores)),
+            header: report::Header::collect(
+                self.started.elapsed(),
+                std::mem::take(&mut self.cores),
+                self.options.quick,
+            ),
             sections: std::mem::take(&mut self.sections),
         };
         let path = dir.join(REPORT_FILE);
@@ -543,7 +556,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("oplog-bench-sink-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let buf = SharedBuf::default();
-        let options = SinkOptions { json: true, out_dir: Some(dir.clone()) };
+        let options = SinkOptions { json: true, out_dir: Some(dir.clone()), quick: false };
         let mut sink = Sink::with_writer(options, Box::new(buf.clone()), ProgressBar::hidden()).unwrap();
         sink.begin(&COUNTER);
         sink.point("atomic", 1);
@@ -596,7 +609,7 @@ mod tests {
 
     #[test]
     fn series_follow_the_metric() {
-        let metric = Metric { key: "bytes_per_object", label: "bytes/object" };
+        let metric = Metric { key: "bytes_per_object", label: "bytes/object", higher_is_better: false };
         let records = vec![
             record("plain", 1, 5.0).with("bytes_per_object", 8.0),
             record("plain", 2, 9.0).with("bytes_per_object", 8.0),

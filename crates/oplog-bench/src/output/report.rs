@@ -2,13 +2,17 @@
 //!
 //! The report opens with a title carrying the date, a table describing the run (the machine's
 //! CPU model and core counts, the Ordo clock's [`describe`](ordo::Ordo::describe), the exact
-//! command line, the total time) and a list of contents; then, per experiment, a section
+//! command line, the total time), a warning when the run was quick (one short repetition per
+//! point: indicative figures), the [verdict](super::verdict) of every experiment with the
+//! targets it missed, and a list of contents; then, per experiment, a section
 //! with its description, the same text tables the terminal shows (main table and annexes) in
 //! a fenced block, its plot embedded, and links to every file it wrote. All links are
 //! relative: the report sits in the output directory beside the files it names.
 
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
+
+use super::verdict::Verdict;
 
 /// What the run was and where it ran.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,13 +29,15 @@ pub struct Header {
     pub command: String,
     /// Wall time of the whole run.
     pub elapsed: Duration,
+    /// Whether the run was `--quick` (its figures are indicative only).
+    pub quick: bool,
 }
 
 impl Header {
     /// The header of this process's run, which took `elapsed`, on a machine whose cores
     /// [`cores_line`] described at the start: now, the CPU model, the process-wide Ordo
     /// clock (calibrated now if no experiment used it), `std::env::args`.
-    pub fn collect(elapsed: Duration, cores: String) -> Self {
+    pub fn collect(elapsed: Duration, cores: String, quick: bool) -> Self {
         Self {
             date: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             cpu_model: std::fs::read_to_string("/proc/cpuinfo")
@@ -45,6 +51,7 @@ impl Header {
             },
             command: shell_words(std::env::args()),
             elapsed,
+            quick,
         }
     }
 }
@@ -69,6 +76,8 @@ pub struct Section {
     pub annexes: Vec<String>,
     /// Names of the files it wrote into the output directory.
     pub files: Vec<String>,
+    /// Who wins where, and the targets missed.
+    pub verdict: Verdict,
     /// Wall time of the experiment.
     pub elapsed: Duration,
 }
@@ -97,8 +106,46 @@ impl Report {
         let _ = writeln!(
             md,
             "Values are medians over repetitions measured side by side in this run; compare \
-             ratios, not absolute numbers, across machines.\n"
+             ratios, not absolute numbers, across machines. A ± after a value is half the range \
+             between the slowest and the fastest repetition, in % of the median.\n"
         );
+        if h.quick {
+            let _ = writeln!(
+                md,
+                "**Quick run: indicative figures only.** Each point is one short repetition, with \
+                 fewer sweep points and smaller sizes; repeated quick runs can differ by 2x or more. \
+                 Run without `--quick` for figures to compare.\n"
+            );
+        }
+        let _ = writeln!(
+            md,
+            "## Verdict\n\nPer experiment and thread count: the fastest implementation at each point \
+             and the default configuration against the best baseline. Every ratio reads the same way: \
+             above 1.00x the first named is better (faster, or fewer ticks or bytes).\n"
+        );
+        let mut checked = 0;
+        let mut missed = Vec::new();
+        for s in &self.sections {
+            if s.verdict.lines.is_empty() {
+                continue;
+            }
+            let _ = writeln!(md, "- **{}**", s.name);
+            for line in &s.verdict.lines {
+                let _ = writeln!(md, "  - {}", cell(line));
+            }
+            checked += s.verdict.checked;
+            missed.extend(s.verdict.missed.iter());
+        }
+        if checked > 0 {
+            let _ = writeln!(md, "\nTargets: {} of {checked} met.", checked - missed.len());
+            if !missed.is_empty() {
+                let _ = writeln!(md, "Missed:\n");
+                for m in &missed {
+                    let _ = writeln!(md, "- {m}");
+                }
+            }
+        }
+        let _ = writeln!(md, "\n## Contents\n");
         for s in &self.sections {
             let _ = writeln!(md, "- [{}](#{}): {}", s.name, anchor(&s.name), s.description);
         }
@@ -173,6 +220,7 @@ mod tests {
                 clock: "rdtscp clock, boundary 70 ticks | measured".into(),
                 command: shell_words(["oplog-bench", "all", "--quick", "--out", "my dir"].map(String::from)),
                 elapsed: Duration::from_millis(12_345),
+                quick: true,
             },
             sections: vec![
                 Section {
@@ -181,6 +229,13 @@ mod tests {
                     table: "read-mix: ...\nimpl  update_pct=50\noplog  1.00M\n".into(),
                     annexes: vec!["versus\nthreads  ratio\n2  2.5x\n".into()],
                     files: vec!["read-mix.csv".into(), "read-mix.svg".into(), "read-mix-versus.csv".into()],
+                    verdict: Verdict {
+                        lines: vec![
+                            "2T: update_pct=50: fastest `oplog`, `oplog` 2.50x the best baseline (`mutex`)".into(),
+                        ],
+                        checked: 2,
+                        missed: vec!["read-mix: `oplog` at 1T, update_pct=50: 0.50x `mutex`, target >= 0.80x".into()],
+                    },
                     elapsed: Duration::from_millis(1500),
                 },
                 Section {
@@ -189,6 +244,7 @@ mod tests {
                     table: "memory: ...\nplain  8\n".into(),
                     annexes: vec![],
                     files: vec!["memory.csv".into(), "memory.svg".into()],
+                    verdict: Verdict::default(),
                     elapsed: Duration::from_millis(200),
                 },
             ],
@@ -211,6 +267,13 @@ mod tests {
         assert!(md.contains("[read-mix-versus.csv](read-mix-versus.csv)"));
         assert!(md.contains("## memory") && md.contains("![memory](memory.svg)"));
         assert!(md.contains("Took 1.5 s."));
+        assert!(md.contains("**Quick run: indicative figures only.**"), "{md}");
+        // The verdict comes before the contents and the sections, with its missed targets.
+        let verdict = md.find("## Verdict").expect("a verdict");
+        assert!(verdict < md.find("## Contents").unwrap() && verdict < md.find("## read-mix").unwrap());
+        assert!(md.contains("- **read-mix**\n  - 2T: update_pct=50: fastest `oplog`"), "{md}");
+        assert!(md.contains("Targets: 1 of 2 met.\nMissed:\n\n- read-mix: `oplog` at 1T"), "{md}");
+        assert!(!md.contains("- **memory**"), "an experiment without a verdict gets no line");
         // Every link points at a file the section says it wrote.
         for s in &sample().sections {
             for f in &s.files {
@@ -237,7 +300,7 @@ mod tests {
 
     #[test]
     fn the_header_describes_this_machine() {
-        let h = Header::collect(Duration::from_secs(1), cores_line());
+        let h = Header::collect(Duration::from_secs(1), cores_line(), false);
         assert!(h.date.ends_with('Z') && h.date.len() == 20, "{}", h.date);
         assert!(h.cores.contains("available"));
         assert!(!h.command.is_empty());

@@ -1,30 +1,60 @@
 //! The terminal table: one per experiment, rows = implementations, columns = x values.
 //!
-//! Cells are the experiment's [`Metric`](crate::experiments::Metric) (median ops/s unless
+//! Cells are the experiment's [`Metric`] (median ops/s unless
 //! it says otherwise) in engineering notation ([`format_eng`]). An experiment can ask for
 //! ratio columns ([`Ratios`]): scaling (`2T/1T`: each x against the first) and a baseline
 //! comparison (`vs atomic (2T)`: each row against one implementation at the last x). Ratios of
 //! numbers measured side by side in one run are what carries over between machines.
+//!
+//! Throughput cells carry their spread when a point had more than one repetition: `45.3M ±3%`
+//! is the median and half the range between the slowest and the fastest repetition, in % of
+//! the median. A quick run says in its title line that its figures are indicative.
 
 use crate::experiments::{Experiment, Ratios, XAxis};
 
+use crate::experiments::Metric;
+
 use super::{Record, Series, format_eng, group_series, x_values};
 
-/// The table for `experiment`'s `records`, with a title line, ending in a newline.
-pub fn render(experiment: &dyn Experiment, records: &[Record]) -> String {
+/// The table for `experiment`'s `records`, with a title line, ending in a newline; `quick`
+/// when the run was `--quick`.
+pub fn render(experiment: &dyn Experiment, records: &[Record], quick: bool) -> String {
     let axis = experiment.x_axis();
     let metric = experiment.metric();
     let series = group_series(records, axis, metric);
     let mut out = format!("{}: {}\n", experiment.name(), experiment.description());
     if let Some(first) = records.first() {
-        out.push_str(&format!("{}, median of {} rep(s) x {} ms\n", metric.label, first.reps, first.duration_ms));
+        out.push_str(&format!("{}, median of {} rep(s) x {} ms", metric.label, first.reps, first.duration_ms));
+        if metric == Metric::OPS_PER_SEC && first.reps > 1 {
+            out.push_str(", ± half the min-max range over reps");
+        }
+        if quick {
+            out.push_str(" (quick run: indicative figures only)");
+        }
+        out.push('\n');
     }
-    out.push_str(&grid(axis, experiment.ratios(), &series));
+    out.push_str(&grid(axis, experiment.ratios(), &series, &spreads(axis, metric, records)));
     out
 }
 
-/// The rows and columns of the table, aligned, without a title.
-pub fn grid(axis: XAxis, ratios: Ratios, series: &[Series]) -> String {
+/// Each throughput point's spread over its repetitions, as series like the values' own:
+/// half of max − min, in % of the median. Empty for other metrics (their repetitions are not
+/// recorded) and for points measured once.
+fn spreads(axis: XAxis, metric: Metric, records: &[Record]) -> Vec<Series> {
+    if metric != Metric::OPS_PER_SEC {
+        return Vec::new();
+    }
+    let spread: Vec<Record> = records
+        .iter()
+        .filter(|r| r.reps > 1 && r.ops_per_sec > 0.0)
+        .map(|r| Record { ops_per_sec: 50.0 * (r.max_ops_per_sec - r.min_ops_per_sec) / r.ops_per_sec, ..r.clone() })
+        .collect();
+    group_series(&spread, axis, metric)
+}
+
+/// The rows and columns of the table, aligned, without a title; a cell whose label and x
+/// have a value in `spreads` shows it as `±N%`.
+pub fn grid(axis: XAxis, ratios: Ratios, series: &[Series], spreads: &[Series]) -> String {
     let xs = x_values(series);
     let mut header = vec!["impl".to_owned()];
     header.extend(xs.iter().map(|&x| axis.heading(x)));
@@ -48,7 +78,12 @@ pub fn grid(axis: XAxis, ratios: Ratios, series: &[Series]) -> String {
     let mut rows = vec![header];
     for s in series {
         let mut row = vec![s.label.clone()];
-        row.extend(xs.iter().map(|&x| s.at(x).map_or("-".to_owned(), format_eng)));
+        let spread = spreads.iter().find(|p| p.label == s.label);
+        row.extend(xs.iter().map(|&x| match (s.at(x), spread.and_then(|p| p.at(x))) {
+            (Some(v), Some(pct)) => format!("{} ±{pct:.0}%", format_eng(v)),
+            (Some(v), None) => format_eng(v),
+            (None, _) => "-".to_owned(),
+        }));
         for &x in scaling_xs {
             row.push(ratio(s.at(x), s.at(xs[0])));
         }
@@ -103,7 +138,7 @@ mod tests {
     fn threads_table_with_ratios() {
         let s =
             [series("atomic", &[(1.0, 100e6), (2.0, 40e6)]), series("percore-atomic", &[(1.0, 90e6), (2.0, 180e6)])];
-        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("atomic") }, &s);
+        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("atomic") }, &s, &[]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines,
@@ -122,10 +157,33 @@ mod tests {
     #[test]
     fn missing_cells_and_no_baseline() {
         let s = [series("a", &[(1.0, 5.0)]), series("b", &[(2.0, 7.0)])];
-        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("absent") }, &s);
+        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("absent") }, &s, &[]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "impl  1T  2T  2T/1T");
         assert_eq!(lines[1], "a      5   -      -");
         assert_eq!(lines[2], "b      -   7      -");
+    }
+
+    #[test]
+    fn throughput_cells_show_their_spread_and_quick_runs_say_so() {
+        let record = |id: &str, threads, median, min, max| Record {
+            experiment: "counter".into(),
+            impl_id: id.into(),
+            threads,
+            ops_per_sec: median,
+            min_ops_per_sec: min,
+            max_ops_per_sec: max,
+            reps: 3,
+            duration_ms: 200,
+            extra: Default::default(),
+        };
+        let records = [record("atomic", 1, 100e6, 95e6, 105e6), record("atomic", 2, 40e6, 30e6, 50e6)];
+        let experiment = crate::experiments::by_name("counter").unwrap();
+        let text = render(experiment, &records, false);
+        assert!(text.contains("± half the min-max range over reps"), "{text}");
+        assert!(!text.contains("quick"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("atomic")).unwrap();
+        assert!(row.contains("100M ±5%") && row.contains("40.0M ±25%"), "{row}");
+        assert!(render(experiment, &records, true).contains("(quick run: indicative figures only)"));
     }
 }
