@@ -31,7 +31,7 @@ pub const MAX_REPS: u32 = 1000;
     name = "oplog-bench",
     version,
     about = "Runs the OpLog papers' experiments against baselines at 1..N threads",
-    after_help = "Threads are pinned round-robin over the CPUs this process may use."
+    after_help = crate::help::after_help()
 )]
 pub struct Cli {
     /// Experiment to run, or `all` for every one.

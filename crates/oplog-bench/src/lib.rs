@@ -4,6 +4,7 @@
 //! experiment is a small module over a shared harness:
 //!
 //! - [`cli`]: flags and their validation;
+//! - [`help`]: per-experiment help and the overview of every experiment's ids;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`pin`]: CPU affinity and the current CPU id;
 //! - [`spin`]: busy work and cycle counts in clock ticks;
@@ -24,6 +25,7 @@ pub mod alloc_count;
 pub mod cli;
 pub mod experiments;
 pub mod harness;
+pub mod help;
 pub mod output;
 pub mod pin;
 pub mod spin;
@@ -40,6 +42,19 @@ use output::Sink;
 /// values exit with status 2), runs the selected experiments, and maps output errors to
 /// status 1.
 pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    if let Some(request) = help::request(&args) {
+        return match help::render(&request) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("oplog-bench: error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = Cli::parse();
     // A malformed clock setting is bad input like a bad flag: report it before any work.
     if let Err(e) = ordo::Settings::from_env() {

@@ -284,3 +284,29 @@ fn refcount_json_run_has_every_impl_and_both_annexes() {
         lines.iter().filter(|v| v["annex"] == "free-delay").map(|v| v["impl"].as_str().unwrap()).collect();
     assert_eq!(delay, ["atomic", "refcache", "refcache-percpu"]);
 }
+
+#[test]
+fn per_experiment_help_names_ids_parameters_and_the_environment() {
+    for args in [&["counter", "--help"][..], &["help", "counter"], &["-h", "counter", "--quick"]] {
+        let out = bench(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: status {:?}", out.status);
+        assert!(stdout.starts_with("oplog-bench counter: "), "{args:?}:\n{stdout}");
+        for id in COUNTER_IMPLS {
+            assert!(stdout.contains(&format!("\n  {id} ")), "{args:?} lacks {id}:\n{stdout}");
+        }
+        assert!(stdout.contains("X axis: threads") && stdout.contains("ORDO_CALIBRATION_RUNS"), "{stdout}");
+    }
+    let overview = bench(&["help"]);
+    let stdout = String::from_utf8_lossy(&overview.stdout);
+    assert!(
+        overview.status.success() && stdout.contains("read-mix: ") && stdout.contains("    ids: oplog, mutex"),
+        "{stdout}"
+    );
+    let global = bench(&["--help"]);
+    let stdout = String::from_utf8_lossy(&global.stdout);
+    assert!(global.status.success() && stdout.contains("ORDO_BOUNDARY=<ticks>"), "{stdout}");
+    let unknown = bench(&["help", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no experiment is called 'nope'"));
+}

@@ -122,6 +122,10 @@ impl Experiment for ClockExperiment {
         "timestamps per second: Ordo get_time, new_time, and a logical clock (003 Figure 8b, Figure 9)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.to_vec()
+    }
+
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some("logical") }
     }

@@ -115,6 +115,10 @@ impl Experiment for CommuterExperiment {
         "which operation pairs commute, and which implementations are conflict-free for them (002 ch. 6, Figure 7-1)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
     fn points(&self, _: &Settings) -> u64 {
         0
     }

@@ -169,6 +169,10 @@ impl Experiment for Contention {
         "clock ticks per write (store + fence, or fetch_add) to one shared cache line vs one line per writer (000 Figure 4)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|t| t.id()).collect()
+    }
+
     fn metric(&self) -> Metric {
         Metric { key: "cycles_per_write", label: "ticks per write (x86-64: TSC cycles)", higher_is_better: false }
     }

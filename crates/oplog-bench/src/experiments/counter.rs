@@ -102,6 +102,10 @@ impl Experiment for Counter {
         "update-only throughput of one shared counter (000 Figure 3)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some(AtomicCounter::ID) }
     }

@@ -181,6 +181,10 @@ impl Experiment for ForkTruncate {
         "forks per second with a truncate (a read of the rmap) every F forks, F = 1..10 (000 Figure 11)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn x_axis(&self) -> XAxis {
         XAxis::Param { key: KEY, label: "forks per truncate (F)" }
     }

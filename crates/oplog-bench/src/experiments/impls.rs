@@ -63,6 +63,10 @@ impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
         self.description
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        self.impls.iter().map(|e| e.id).collect()
+    }
+
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some(self.versus) }
     }

@@ -340,6 +340,10 @@ impl Experiment for Memory {
         "inline + heap bytes per counter object, 1,000,000 objects (200,000 with --quick) each updated once per thread (000 §7.3)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn metric(&self) -> Metric {
         Metric { key: "bytes_per_object", label: "bytes per object", higher_is_better: false }
     }

@@ -59,6 +59,10 @@ pub trait Experiment: Sync {
     /// One line: what is measured, and which text it comes from.
     fn description(&self) -> &'static str;
 
+    /// The ids of the implementations it measures (the `impl` field of its records), in
+    /// table order; empty for an experiment that reports only annexes.
+    fn ids(&self) -> Vec<&'static str>;
+
     /// What the plot's x axis and the table's columns are.
     fn x_axis(&self) -> XAxis {
         XAxis::Threads

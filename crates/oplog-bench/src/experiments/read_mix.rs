@@ -219,6 +219,10 @@ impl Experiment for ReadMix {
         "ops/s of a 64-counter table wrapped as OpLog (default and pinned modes), Mutex, RwLock and node-replication, by share of updates"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn x_axis(&self) -> XAxis {
         XAxis::Param { key: "update_pct", label: "updates (% of operations)" }
     }

@@ -292,6 +292,10 @@ impl Experiment for RefcountExperiment {
         "clone+drop pairs per second on one shared object: Arc, sloppy, OpLog, Refcache (002 §8.1, 004 §4.3)"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn ratios(&self) -> Ratios {
         Ratios { scaling: true, versus: Some(AtomicArc::ID) }
     }

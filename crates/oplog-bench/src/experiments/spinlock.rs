@@ -177,6 +177,10 @@ impl Experiment for Spinlock {
         "ticket, MCS and std mutex with a 400-tick serial section and varying parallel work, beside 001 Appendix A's model"
     }
 
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
     fn x_axis(&self) -> XAxis {
         XAxis::Param { key: "parallel_cycles", label: "parallel work per iteration (clock ticks)" }
     }

@@ -298,7 +298,13 @@ impl Sink {
     /// Accepts one measured point: prints it at once with `--json`, keeps it for the table
     /// and files, and advances the progress bar. Panics outside `begin`..`end`.
     pub fn push(&mut self, record: Record) -> io::Result<()> {
-        assert!(self.current.is_some(), "Sink::push outside begin/end");
+        let current = self.current.as_ref().expect("Sink::push outside begin/end");
+        assert!(
+            current.experiment.ids().contains(&record.impl_id.as_str()),
+            "{} pushed a record of `{}`, which its `ids` do not list",
+            current.experiment.name(),
+            record.impl_id
+        );
         self.emit_json(&[json::json_line(&record)])?;
         self.current.as_mut().expect("checked above").records.push(record);
         self.progress.inc(1);

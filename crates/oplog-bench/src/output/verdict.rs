@@ -296,6 +296,9 @@ mod tests {
         fn description(&self) -> &'static str {
             "a fake"
         }
+        fn ids(&self) -> Vec<&'static str> {
+            vec!["oplog", "mutex", "atomic", "floor", "rwlock", "oplog-a", "oplog-b", "lockfree"]
+        }
         fn x_axis(&self) -> XAxis {
             self.axis
         }
