@@ -80,6 +80,16 @@ pub fn run(cli: &Cli) -> io::Result<()> {
         Cli::exit_invalid("--out <DIR>", &dir.display().to_string(), &format!("it is not a writable directory: {e}"));
     }
     let experiments = cli.experiments();
+    let preparing = std::time::Instant::now();
+    for experiment in &experiments {
+        experiment.prepare()?;
+    }
+    if preparing.elapsed().as_secs() >= 1 {
+        eprintln!(
+            "oplog-bench: prepared in {:.1} s (not counted in any measurement)",
+            preparing.elapsed().as_secs_f64()
+        );
+    }
     let settings = cli.settings();
     let total = experiments.iter().map(|e| e.points(&settings)).sum();
     let mut sink = Sink::new(cli.sink_options(out_dir), total)?;

@@ -11,8 +11,11 @@
 //!
 //! with cargo from the `CARGO` environment variable (set when `oplog-bench` itself runs
 //! under cargo) or `PATH`, and the workspace found from this crate's manifest directory at
-//! compile time or the current directory. Cargo's progress (the first build takes a minute)
-//! goes to stderr as usual. The checker prints two kinds of JSON lines:
+//! compile time or the current directory. The checker is built first, in
+//! [`Experiment::prepare`], before any experiment measures (the first build takes a minute
+//! or more; cargo's progress goes to stderr), so neither the report's time for this
+//! experiment nor any other experiment's measurement includes the build. The checker
+//! prints two kinds of JSON lines:
 //!
 //! * one per structure, implementation and pair of operations: a row of the `pairs` annex,
 //!   `structure`, `impl` (`oplog…` or `mutex…`), `op_a`, `op_b`, `commutative_cases`,
@@ -123,22 +126,30 @@ impl Experiment for CommuterExperiment {
         0
     }
 
+    /// Builds the checker (its first build takes a minute or more), so that the run measures
+    /// only the check.
+    fn prepare(&self) -> io::Result<()> {
+        let (mut command, shown) = cargo("build")?;
+        eprintln!(
+            "commuter: building the checker first, not timed: `{shown}` (its own workspace: it builds oplog with the trace feature)"
+        );
+        let status = command.stdin(Stdio::null()).status().map_err(|e| cannot_run(&shown, e))?;
+        if !status.success() {
+            return Err(io::Error::other(format!("`{shown}` failed ({status})")));
+        }
+        Ok(())
+    }
+
     fn run(&self, _: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).parent().and_then(Path::parent).map(Path::to_path_buf);
-        let roots = [built_in, std::env::current_dir().ok()];
-        let manifest = find_manifest(roots.iter().flatten())?;
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-        let mut command = Command::new(&cargo);
-        command.args(["run", "--release", "--manifest-path"]).arg(&manifest).args(["--", "--json"]);
+        let (mut command, shown) = cargo("run")?;
+        command.args(["--", "--json"]);
         if let Some(dir) = sink.out_dir() {
             command.arg("--out").arg(std::path::absolute(dir)?);
         }
-        let shown =
-            format!("{} run --release --manifest-path {} -- --json", cargo.to_string_lossy(), manifest.display());
-        eprintln!("commuter: running `{shown}` (its own workspace: it builds oplog with the trace feature)");
-        let output = command.stdin(Stdio::null()).stderr(Stdio::inherit()).output().map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot run `{shown}` (set CARGO or put cargo on PATH): {e}"))
-        })?;
+        let shown = format!("{shown} -- --json");
+        eprintln!("commuter: running `{shown}`");
+        let output =
+            command.stdin(Stdio::null()).stderr(Stdio::inherit()).output().map_err(|e| cannot_run(&shown, e))?;
         if !output.status.success() {
             return Err(io::Error::other(format!("`{shown}` failed ({})", output.status)));
         }
@@ -157,6 +168,26 @@ impl Experiment for CommuterExperiment {
         sink.annex(pairs)?;
         sink.annex(summary)
     }
+}
+
+/// `cargo <subcommand> --release --manifest-path <checker>` and how to show it: cargo from
+/// the `CARGO` environment variable (set when `oplog-bench` runs under cargo) or `PATH`, the
+/// checker's manifest found from this crate's manifest directory at compile time or the
+/// current directory.
+fn cargo(subcommand: &str) -> io::Result<(Command, String)> {
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).parent().and_then(Path::parent).map(Path::to_path_buf);
+    let roots = [built_in, std::env::current_dir().ok()];
+    let manifest = find_manifest(roots.iter().flatten())?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut command = Command::new(&cargo);
+    command.args([subcommand, "--release", "--manifest-path"]).arg(&manifest);
+    let shown = format!("{} {subcommand} --release --manifest-path {}", cargo.to_string_lossy(), manifest.display());
+    Ok((command, shown))
+}
+
+/// The error of a checker command that could not be started.
+fn cannot_run(shown: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot run `{shown}` (set CARGO or put cargo on PATH): {e}"))
 }
 
 /// The first `<root>/crates/commuter/Cargo.toml` that exists.

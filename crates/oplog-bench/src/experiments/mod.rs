@@ -98,6 +98,14 @@ pub trait Experiment: Sync {
     /// bar's total).
     fn points(&self, settings: &Settings) -> u64;
 
+    /// Builds or loads what the experiment needs before anything is measured (for example a
+    /// program it runs), printing its own progress on stderr. [`crate::run`] prepares every
+    /// selected experiment before the first measurement, so this time is never counted as
+    /// an experiment's. Default: nothing.
+    fn prepare(&self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Measures every point and pushes one record per point into `sink`.
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()>;
 }

@@ -2,10 +2,13 @@
 //! says otherwise) against its x axis, linear or logarithmic.
 //!
 //! Drawn with plotters' SVG backend, which writes text as `<text>` elements and needs no font
-//! files. The x ticks are exactly the measured x values (thread counts), the y axis starts at 0
-//! with engineering-notation labels, and the legend names every line. Each series is one
-//! `<polyline>` plus a circle per point; legend swatches are rectangles, so the number of
-//! polylines equals the number of series.
+//! files. The x ticks are exactly the measured x values (thread counts), the y axis has
+//! engineering-notation labels and starts at 0, or is logarithmic when the experiment asks or
+//! when the values span [`LOG_SPAN`] or more (a linear axis would flatten the slower lines
+//! onto zero). Lines that could hide one another stay apart: each series has its own colour,
+//! marker (circle, square, triangle, cross) and line style (solid, dashed, dotted), and the
+//! legend, which shows all three, sits in a column of its own right of the plot, never over
+//! the data.
 
 use std::ops::Range;
 
@@ -15,8 +18,13 @@ use plotters::prelude::*;
 
 use super::{Series, format_eng, x_values};
 
-/// Width of the chart in pixels.
-pub const WIDTH: u32 = 900;
+/// Width of the chart in pixels, legend column included.
+pub const WIDTH: u32 = 1100;
+/// Width of the legend column right of the plot.
+const LEGEND_WIDTH: u32 = 230;
+/// The ratio of the largest to the smallest positive value from which the y axis is
+/// logarithmic whatever the experiment asks.
+pub const LOG_SPAN: f64 = 30.0;
 /// Height of the chart in pixels.
 pub const HEIGHT: u32 = 540;
 
@@ -33,6 +41,11 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(0xbc, 0xbd, 0x22),
     RGBColor(0x17, 0xbe, 0xcf),
 ];
+
+/// Radius of a data marker in pixels.
+const MARKER: i32 = 4;
+/// A square marker's corners relative to its point.
+const SQUARE: [(i32, i32); 2] = [(-MARKER, -MARKER), (MARKER, MARKER)];
 
 /// Stroke width of data lines; axis and tick lines are 1 wide.
 const LINE_WIDTH: u32 = 2;
@@ -89,7 +102,7 @@ fn draw(svg: &mut String, chart_spec: &Chart, series: &[Series]) -> Result<(), B
     let ys: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| y.is_finite()).collect();
     let y_top = ys.iter().copied().fold(0.0f64, f64::max);
     let y_bottom = ys.iter().copied().fold(f64::INFINITY, f64::min);
-    let log_y = chart_spec.log_y && y_bottom > 0.0 && y_top > 0.0;
+    let log_y = (chart_spec.log_y || y_top >= LOG_SPAN * y_bottom) && y_bottom > 0.0 && y_top > 0.0;
     let y_range = if log_y {
         let (lo, hi) = ((y_bottom / 1.5).log10(), (y_top * 1.5).log10());
         TickedAxis { inner: (lo..hi).into(), ticks: Some(decade_ticks(lo, hi)), scale: Scale::Log }
@@ -100,9 +113,10 @@ fn draw(svg: &mut String, chart_spec: &Chart, series: &[Series]) -> Result<(), B
 
     let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
+    let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
     // Long titles get a smaller font so that they fit the width (about 0.55 em per glyph).
     let title_size = (f64::from(WIDTH - 40) / (0.55 * chart_spec.title.chars().count() as f64)).clamp(11.0, 24.0);
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(chart_spec.title, ("sans-serif", title_size))
         .margin(20)
         .x_label_area_size(50)
@@ -120,24 +134,72 @@ fn draw(svg: &mut String, chart_spec: &Chart, series: &[Series]) -> Result<(), B
         .draw()?;
 
     for (i, s) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(LINE_WIDTH)))?
-            .label(s.label.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled()));
-        chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        let look = Look::of(i);
+        let points = s.points.iter().copied();
+        match look.dash {
+            None => {
+                chart.draw_series(LineSeries::new(points, look.line()))?;
+            }
+            Some((dash, gap)) => {
+                chart.draw_series(DashedLineSeries::new(points, dash, gap, look.line()))?;
+            }
+        }
+        let (fill, at) = (look.color.filled(), s.points.iter().copied());
+        match look.marker {
+            0 => _ = chart.draw_series(at.map(|p| Circle::new(p, MARKER, fill)))?,
+            1 => _ = chart.draw_series(at.map(|p| EmptyElement::at(p) + Rectangle::new(SQUARE, fill)))?,
+            2 => _ = chart.draw_series(at.map(|p| TriangleMarker::new(p, MARKER + 1, fill)))?,
+            _ => _ = chart.draw_series(at.map(|p| Cross::new(p, MARKER, look.color.stroke_width(2))))?,
+        }
     }
-    if !series.is_empty() {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()?;
+    // The legend, in its own column: a sample of each line with its marker, then its label.
+    for (i, s) in series.iter().enumerate() {
+        let look = Look::of(i);
+        let y = 60 + 26 * i as i32;
+        let (x0, x1) = (8, 48);
+        match look.dash {
+            None => legend_area.draw(&PathElement::new([(x0, y), (x1, y)], look.line()))?,
+            Some((dash, gap)) => {
+                let mut x = x0;
+                while x < x1 {
+                    legend_area.draw(&PathElement::new([(x, y), ((x + dash as i32).min(x1), y)], look.line()))?;
+                    x += (dash + gap) as i32;
+                }
+            }
+        }
+        let (fill, at) = (look.color.filled(), ((x0 + x1) / 2, y));
+        match look.marker {
+            0 => legend_area.draw(&Circle::new(at, MARKER, fill))?,
+            1 => legend_area.draw(&(EmptyElement::at(at) + Rectangle::new(SQUARE, fill)))?,
+            2 => legend_area.draw(&TriangleMarker::new(at, MARKER + 1, fill))?,
+            _ => legend_area.draw(&Cross::new(at, MARKER, look.color.stroke_width(2)))?,
+        }
+        legend_area.draw(&Text::new(s.label.as_str(), (x1 + 8, y - 8), ("sans-serif", 15)))?;
     }
     root.present()?;
     Ok(())
+}
+
+/// How series `i` is drawn: colour, marker and dash pattern, chosen so that neighbouring
+/// series differ in all three.
+#[derive(Clone, Copy, Debug)]
+struct Look {
+    color: RGBColor,
+    /// 0 circle, 1 square, 2 triangle, 3 cross.
+    marker: usize,
+    /// `(dash, gap)` in pixels; `None` for a solid line.
+    dash: Option<(u32, u32)>,
+}
+
+impl Look {
+    fn of(i: usize) -> Self {
+        const DASHES: [Option<(u32, u32)>; 3] = [None, Some((10, 5)), Some((3, 4))];
+        Look { color: COLORS[i % COLORS.len()], marker: i % 4, dash: DASHES[i % DASHES.len()] }
+    }
+
+    fn line(self) -> ShapeStyle {
+        self.color.stroke_width(LINE_WIDTH)
+    }
 }
 
 /// `1, 2, 5 × 10^k` between `10^lo` and `10^hi`: the ticks of a logarithmic axis.
@@ -223,9 +285,16 @@ impl Ranged for TickedAxis {
 mod tests {
     use super::*;
 
-    /// Polylines drawn at the data-line width (axes and ticks are 1 wide).
+    /// The data lines: the distinct colours of the lines drawn at the data-line width (axes and
+    /// ticks are 1 wide; a dashed line is many segments of one colour).
     fn data_lines(svg: &str) -> usize {
-        svg.split("<polyline").skip(1).filter(|tag| tag.contains(&format!("stroke-width=\"{LINE_WIDTH}\""))).count()
+        let width = format!("stroke-width=\"{LINE_WIDTH}\"");
+        let colors: std::collections::HashSet<&str> = svg
+            .split('<')
+            .filter(|tag| (tag.starts_with("polyline") || tag.starts_with("line")) && tag.contains(&width))
+            .filter_map(|tag| tag.split("stroke=\"").nth(1)?.split('"').next())
+            .collect();
+        colors.len()
     }
 
     /// The trimmed contents of every `<text>` element.
@@ -301,6 +370,34 @@ mod tests {
         for tick in ["50", "99", "100"] {
             assert!(texts.contains(&tick.to_owned()), "no text {tick} in {texts:?}");
         }
+    }
+
+    #[test]
+    fn neighbouring_series_differ_in_colour_marker_and_dash_and_wide_spans_go_logarithmic() {
+        for i in 0..12 {
+            let (a, b) = (Look::of(i), Look::of(i + 1));
+            assert!(a.color != b.color && a.marker != b.marker && a.dash != b.dash, "series {i} and {}", i + 1);
+        }
+        let s: Vec<Series> =
+            (0..4).map(|i| series(&format!("s{i}"), &[(1.0, 1e6 * (i + 1) as f64), (2.0, 1e8)])).collect();
+        let chart = Chart { title: "t", x_label: "threads", y_label: "ops/s", x_scale: Scale::Linear, log_y: false };
+        let svg = render_svg(&chart, &s).unwrap();
+        assert_eq!(data_lines(&svg), 4);
+        // Dashed lines are drawn, markers of every kind too (a cross is two lines, a triangle a
+        // polygon, a square a rect), and the legend names every series right of the plot.
+        assert!(svg.contains("<polygon") && svg.contains("<rect") && svg.contains("<circle"), "{svg}");
+        let legend_x = |label: &str| -> f64 {
+            let tag =
+                svg.split("<text").find(|t| t.contains(&format!(">{label}<")) || t.contains(&format!(">\n{label}")));
+            let tag = tag.unwrap_or_else(|| panic!("no legend text {label}"));
+            tag.split("x=\"").nth(1).and_then(|v| v.split('"').next()).and_then(|v| v.parse().ok()).unwrap()
+        };
+        for i in 0..4 {
+            assert!(legend_x(&format!("s{i}")) > f64::from(WIDTH - LEGEND_WIDTH), "legend over the data");
+        }
+        // 1M..100M spans 100x: a logarithmic axis with decade ticks, though not asked for.
+        let texts = texts(&svg);
+        assert!(texts.contains(&"1.00M".to_owned()) && texts.contains(&"10.0M".to_owned()), "{texts:?}");
     }
 
     #[test]
