@@ -400,6 +400,49 @@ mod tests {
         assert!(texts.contains(&"1.00M".to_owned()) && texts.contains(&"10.0M".to_owned()), "{texts:?}");
     }
 
+    /// Renders `svg` to pixels (resvg, without text: the test machine may have no fonts).
+    fn rasterize(svg: &str) -> resvg::tiny_skia::Pixmap {
+        let tree = resvg::usvg::Tree::from_str(svg, &resvg::usvg::Options::default()).expect("a valid SVG document");
+        let size = tree.size().to_int_size();
+        let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("a non-empty size");
+        resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
+        pixmap
+    }
+
+    /// A plot rendered to PNG (also written to `target/plot-check.png` to be looked at) shows
+    /// every series in the plot and, apart from the data, in the legend column.
+    #[test]
+    fn the_rendered_png_shows_every_series_in_the_plot_and_in_the_legend_column() {
+        let ids = ["oplog", "mutex", "rwlock", "node-replication", "oplog-rseq", "oplog-spinlock", "oplog-direct"];
+        let s: Vec<Series> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| series(id, &[(0.0, 4e8 / (i + 1) as f64), (50.0, 1e7), (99.0, 3e7 * (i + 1) as f64)]))
+            .collect();
+        let chart =
+            Chart { title: "read-mix", x_label: "updates", y_label: "ops/s", x_scale: Scale::Even, log_y: false };
+        let pixmap = rasterize(&render_svg(&chart, &s).unwrap());
+        assert_eq!((pixmap.width(), pixmap.height()), (WIDTH, HEIGHT));
+        let png = pixmap.encode_png().expect("PNG encoding");
+        let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+        if target.is_dir() {
+            let _ = std::fs::write(target.join("plot-check.png"), &png);
+        }
+        let legend_from = WIDTH - LEGEND_WIDTH;
+        for (i, id) in ids.iter().enumerate() {
+            let c = Look::of(i).color;
+            let (mut in_plot, mut in_legend) = (0, 0);
+            for (n, p) in pixmap.pixels().iter().enumerate() {
+                let p = p.demultiply();
+                if (p.red(), p.green(), p.blue(), p.alpha()) == (c.0, c.1, c.2, 255) {
+                    if (n as u32 % WIDTH) < legend_from { in_plot += 1 } else { in_legend += 1 }
+                }
+            }
+            assert!(in_plot > 50, "{id}: {in_plot} pixels of its colour in the plot");
+            assert!(in_legend > 20, "{id}: {in_legend} pixels of its colour in the legend column");
+        }
+    }
+
     #[test]
     fn single_point_and_empty_inputs_render() {
         let chart = Chart { title: "t", x_label: "threads", y_label: "ops/s", x_scale: Scale::Linear, log_y: false };
