@@ -218,8 +218,10 @@ pub fn find_manifest<'a>(roots: impl IntoIterator<Item = &'a PathBuf>) -> io::Re
 pub fn parse(stdout: &str) -> io::Result<(Annex, Annex)> {
     let mut pairs = Annex::new(
         "pairs",
-        "commutative cases and conflict-free cases per structure, implementation and pair (steady state; cold: \
-         first touch on each core)",
+        "commutative cases and conflict-free cases per structure, implementation and pair, in the steady state; \
+         cold_conflict_free_cases counts them at each core's first touch, where an OpLog update publishes the \
+         object in its core's slot and sets that core's bit in the object word, so 0 there is expected; \
+         quiescent_conflict_free_cases after the set-up's updates were read (the concurrent read path)",
         &COLUMNS,
     );
     let mut summary = Annex::new(

@@ -209,7 +209,8 @@ impl Experiment for ForkTruncate {
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
         let mut crossover = Annex::new(
             "crossover",
-            "crossover: OpLog is ahead at every F >= wins_from (it stops winning below that F; null: behind at F = 10)",
+            "crossover: OpLog is ahead at every F >= wins_from (it stops winning below that F; - or null: never, \
+             behind at F = 10)",
             &["threads", "oplog", "versus", "wins_from", "oplog_behind_at"],
         );
         for &threads in &settings.threads {

@@ -28,12 +28,16 @@ pub fn render(experiment: &dyn Experiment, records: &[Record], quick: bool) -> S
         if metric == Metric::OPS_PER_SEC && first.reps > 1 {
             out.push_str(", ± half the min-max range over reps");
         }
+        if !metric.higher_is_better && experiment.ratios().versus.is_some() {
+            out.push_str("; lower is better, so `vs` is the baseline's value over this row's (above 1.00x: fewer)");
+        }
         if quick {
             out.push_str(" (quick run: indicative figures only)");
         }
         out.push('\n');
     }
-    out.push_str(&grid(axis, experiment.ratios(), &series, &spreads(axis, metric, records)));
+    let spreads = spreads(axis, metric, records);
+    out.push_str(&grid(axis, experiment.ratios(), metric.higher_is_better, &series, &spreads));
     out
 }
 
@@ -53,8 +57,10 @@ fn spreads(axis: XAxis, metric: Metric, records: &[Record]) -> Vec<Series> {
 }
 
 /// The rows and columns of the table, aligned, without a title; a cell whose label and x
-/// have a value in `spreads` shows it as `±N%`.
-pub fn grid(axis: XAxis, ratios: Ratios, series: &[Series], spreads: &[Series]) -> String {
+/// have a value in `spreads` shows it as `±N%`. The `vs` column is oriented like the
+/// verdict's ratios: above 1.00x means this row is better than the baseline, so for a metric
+/// where lower is better (`higher_is_better` false) it is the baseline's value over the row's.
+pub fn grid(axis: XAxis, ratios: Ratios, higher_is_better: bool, series: &[Series], spreads: &[Series]) -> String {
     let xs = x_values(series);
     let mut header = vec!["impl".to_owned()];
     header.extend(xs.iter().map(|&x| axis.heading(x)));
@@ -88,7 +94,7 @@ pub fn grid(axis: XAxis, ratios: Ratios, series: &[Series], spreads: &[Series]) 
             row.push(ratio(s.at(x), s.at(xs[0])));
         }
         if let Some((_, base, x)) = baseline {
-            row.push(ratio(s.at(x), Some(base)));
+            row.push(if higher_is_better { ratio(s.at(x), Some(base)) } else { ratio(Some(base), s.at(x)) });
         }
         rows.push(row);
     }
@@ -138,7 +144,7 @@ mod tests {
     fn threads_table_with_ratios() {
         let s =
             [series("atomic", &[(1.0, 100e6), (2.0, 40e6)]), series("percore-atomic", &[(1.0, 90e6), (2.0, 180e6)])];
-        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("atomic") }, &s, &[]);
+        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("atomic") }, true, &s, &[]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines,
@@ -155,9 +161,17 @@ mod tests {
     }
 
     #[test]
+    fn the_versus_column_reads_above_one_as_better_when_lower_is_better() {
+        let s = [series("shared-line", &[(2.0, 400.0)]), series("own-line", &[(2.0, 4.0)])];
+        let text = grid(XAxis::Threads, Ratios { scaling: false, versus: Some("shared-line") }, false, &s, &[]);
+        let own = text.lines().find(|l| l.starts_with("own-line")).unwrap();
+        assert!(own.ends_with("100.00x"), "{text}");
+    }
+
+    #[test]
     fn missing_cells_and_no_baseline() {
         let s = [series("a", &[(1.0, 5.0)]), series("b", &[(2.0, 7.0)])];
-        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("absent") }, &s, &[]);
+        let text = grid(XAxis::Threads, Ratios { scaling: true, versus: Some("absent") }, true, &s, &[]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "impl  1T  2T  2T/1T");
         assert_eq!(lines[1], "a      5   -      -");
