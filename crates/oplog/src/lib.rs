@@ -17,6 +17,19 @@
 //! place under a lock (like a mutex) while reads are frequent or one thread does the
 //! updating. [`OpLog::representation`] says which it is in now.
 //!
+//! **Choosing.** OpLog pays off where several cores update one object between reads; where
+//! one thread does most of the work, or reads are as frequent as updates, a `Mutex` around
+//! the type is as fast or faster, and no representation beats it. Measure on your own mix:
+//! `oplog-bench read-mix --threads 1,2` times the default, each pinned representation and
+//! `Mutex`, `RwLock` and `node-replication` on a 64-counter table at 0–100 % updates, records
+//! the representation the default ended in, and opens with a verdict naming the fastest at
+//! each point. On the 2-core development machine (AMD EPYC, 2026-11-25) the default reached
+//! 1.5–2.7x the best of those baselines at 99–100 % updates on two threads, and 0.3–0.55x
+//! below that, and on one thread; the open issue on read/update mixes tracks that gap. Pin a
+//! representation for the whole domain with [`Config::representation`] when you know the
+//! mix ([`Representation::Logged`] for update-heavy objects read rarely,
+//! [`Representation::Direct`] for read-heavy ones).
+//!
 //! Describe the deferred updates of a sequential type as an [`Update`] (usually an enum),
 //! wrap the type in [`OpLog`]`<`[`Ordered`]`<YourOp>>`, call [`OpLog::update`] for updates and
 //! [`OpLog::synchronize`] (or [`OpLog::read`]) before reads:
