@@ -79,7 +79,8 @@ pub struct Verdict {
 /// The values of one point: implementation id → metric value.
 type Point = BTreeMap<String, f64>;
 
-/// Every measured point of `records`: thread count → x (as bits, ordered by value) → values.
+/// Every measured point of `records`: per thread count, the x values in ascending order, each
+/// with its values.
 fn points(axis: XAxis, metric: Metric, records: &[Record]) -> BTreeMap<usize, Vec<(f64, Point)>> {
     let mut by_threads: BTreeMap<usize, Vec<(f64, Point)>> = BTreeMap::new();
     for record in records {
