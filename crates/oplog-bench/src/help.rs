@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use crate::experiments::{ALL, Experiment, REGISTRY, XAxis, by_name};
-use crate::output::verdict::{Against, Roles, Target};
+use crate::output::verdict::{Roles, Target};
 
 /// The `ORDO_*` variables, for `--help` and every experiment's help.
 pub const ENVIRONMENT: &str = "\
@@ -166,12 +166,7 @@ fn target(axis: XAxis, t: &Target) -> String {
         (XAxis::Param { key, .. }, Some((lo, hi))) => format!(", {key} {lo}..{hi}"),
         _ => String::new(),
     };
-    let against = match t.against {
-        Against::BestBaseline => "the best baseline".to_owned(),
-        Against::Id(id) => id.to_owned(),
-        Against::OneThread => "itself at 1 thread".to_owned(),
-    };
-    format!("{} at {}T{at}: >= {:.2}x {against}", t.id, t.threads, t.min)
+    format!("{} at {}T{at}: >= {:.2}x {}", t.id, t.threads, t.min, t.against.describe())
 }
 
 #[cfg(test)]
@@ -219,7 +214,7 @@ mod tests {
         assert!(read_mix.contains("mutex             baseline"), "{read_mix}");
         assert!(read_mix.contains("X axis: updates (% of operations), swept (field `update_pct`"), "{read_mix}");
         assert!(read_mix.contains("oplog at 2T, update_pct 99..100: >= 2.00x the best baseline"), "{read_mix}");
-        assert!(read_mix.contains("oplog at 2T, update_pct=100: >= 1.80x itself at 1 thread"), "{read_mix}");
+        assert!(read_mix.contains("oplog at 2T, update_pct=100: >= 1.80x itself at 1T"), "{read_mix}");
         let counter = experiment(by_name("counter").unwrap());
         assert!(counter.contains("percore-store    physical floor"), "{counter}");
         let memory = experiment(by_name("memory").unwrap());

@@ -64,6 +64,18 @@ pub enum Against {
     OneThread,
 }
 
+impl Against {
+    /// What the target compares with, in words: `the best baseline`, `` `mutex` ``,
+    /// `itself at 1T`.
+    pub fn describe(self) -> String {
+        match self {
+            Against::BestBaseline => "the best baseline".to_owned(),
+            Against::Id(id) => format!("`{id}`"),
+            Against::OneThread => "itself at 1T".to_owned(),
+        }
+    }
+}
+
 /// An experiment's verdict.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Verdict {
@@ -244,11 +256,7 @@ pub fn judge(experiment: &dyn Experiment, records: &[Record]) -> Verdict {
                     XAxis::Threads => format!("{}T", target.threads),
                     XAxis::Param { .. } => format!("{}T, {}", target.threads, axis.heading(*x)),
                 };
-                let versus = match target.against {
-                    Against::BestBaseline => "the best baseline".to_owned(),
-                    Against::Id(id) => format!("`{id}`"),
-                    Against::OneThread => "itself at 1T".to_owned(),
-                };
+                let versus = target.against.describe();
                 verdict.missed.push(format!(
                     "{}: `{}` at {at}: {} {other_name}, target >= {} {versus}",
                     experiment.name(),
