@@ -44,16 +44,6 @@ pub enum Request {
     Unknown(String),
 }
 
-impl std::fmt::Debug for Request {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Request::Overview => f.write_str("Overview"),
-            Request::Experiment(e) => write!(f, "Experiment({})", e.name()),
-            Request::Unknown(name) => write!(f, "Unknown({name:?})"),
-        }
-    }
-}
-
 /// The help `args` (the whole command line, program name first) asks for, if any; `None`
 /// leaves the command line to clap (which also answers `--help` without an experiment).
 pub fn request(args: &[String]) -> Option<Request> {

@@ -10,11 +10,9 @@
 //! is the median and half the range between the slowest and the fastest repetition, in % of
 //! the median. A quick run says in its title line that its figures are indicative.
 
-use crate::experiments::{Experiment, Ratios, XAxis};
+use crate::experiments::{Experiment, Metric, Ratios, XAxis};
 
-use crate::experiments::Metric;
-
-use super::{Record, Series, format_eng, group_series, x_values};
+use super::{Record, Series, format_eng, group_series, verdict, x_values};
 
 /// The table for `experiment`'s `records`, with a title line, ending in a newline; `quick`
 /// when the run was `--quick`.
@@ -94,7 +92,8 @@ pub fn grid(axis: XAxis, ratios: Ratios, higher_is_better: bool, series: &[Serie
             row.push(ratio(s.at(x), s.at(xs[0])));
         }
         if let Some((_, base, x)) = baseline {
-            row.push(if higher_is_better { ratio(s.at(x), Some(base)) } else { ratio(Some(base), s.at(x)) });
+            let oriented = s.at(x).and_then(|v| verdict::oriented(higher_is_better, v, base));
+            row.push(oriented.map_or("-".to_owned(), |r| format!("{r:.2}x")));
         }
         rows.push(row);
     }

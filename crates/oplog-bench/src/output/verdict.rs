@@ -115,9 +115,10 @@ fn points(axis: XAxis, metric: Metric, records: &[Record]) -> BTreeMap<usize, Ve
     by_threads
 }
 
-/// `a` relative to `b`, oriented so that above 1 means `a` is better.
-fn oriented(metric: Metric, a: f64, b: f64) -> Option<f64> {
-    let ratio = if metric.higher_is_better { a / b } else { b / a };
+/// `a` relative to `b`, oriented so that above 1 means `a` is better (for a metric where
+/// `higher_is_better`, `a / b`; otherwise `b / a`); `None` when not finite.
+pub(super) fn oriented(higher_is_better: bool, a: f64, b: f64) -> Option<f64> {
+    let ratio = if higher_is_better { a / b } else { b / a };
     ratio.is_finite().then_some(ratio)
 }
 
@@ -160,9 +161,9 @@ fn judge_point<'a>(metric: Metric, roles: &Roles, x: f64, point: &'a Point) -> O
     let (fastest, _) = best(metric, point, |id| roles.floor != Some(id))?;
     let ours = product(metric, roles, point);
     let base = best(metric, point, |id| roles.baselines.contains(&id));
-    let versus_base = ours.zip(base).and_then(|((_, v), (id, b))| Some((oriented(metric, v, b)?, id)));
+    let versus_base = ours.zip(base).and_then(|((_, v), (id, b))| Some((oriented(metric.higher_is_better, v, b)?, id)));
     let floor = roles.floor.and_then(|f| point.get(f));
-    let versus_floor = ours.zip(floor).and_then(|((_, v), &f)| oriented(metric, v, f));
+    let versus_floor = ours.zip(floor).and_then(|((_, v), &f)| oriented(metric.higher_is_better, v, f));
     Some(Judged { x, fastest, ours: ours.map(|o| o.0), versus_base, versus_floor })
 }
 
@@ -247,7 +248,7 @@ pub fn judge(experiment: &dyn Experiment, records: &[Record]) -> Verdict {
             let Some((other_name, other_value)) = other else {
                 continue;
             };
-            let Some(ratio) = oriented(metric, value, other_value) else {
+            let Some(ratio) = oriented(metric.higher_is_better, value, other_value) else {
                 continue;
             };
             verdict.checked += 1;
