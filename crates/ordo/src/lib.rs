@@ -79,6 +79,15 @@ pub trait Clock: Send + Sync {
     /// The current time on the calling core.
     fn get_time(&self) -> u64;
 
+    /// The current time without making a new one: where a snapshot starts (a reader's
+    /// start time in RLU, TL2 and OCC / MVCC, 003 §4). For the logical clock this is a plain
+    /// load of the counter (a reader must not advance it, Figure 7 line 6); for a hardware
+    /// clock it is [`get_time`](Clock::get_time).
+    #[inline]
+    fn now(&self) -> u64 {
+        self.get_time()
+    }
+
     /// The current time and, where the hardware returns it in the same instruction
     /// (x86 `rdtscp` with Linux's `TSC_AUX`), the CPU the reading was taken on.
     #[inline]

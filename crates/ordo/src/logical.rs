@@ -28,6 +28,12 @@ impl Clock for LogicalClock {
         self.counter.fetch_add(1, Ordering::SeqCst) + 1
     }
 
+    /// The last timestamp handed out (0 before the first), without taking a new one.
+    #[inline]
+    fn now(&self) -> u64 {
+        self.counter.load(Ordering::SeqCst)
+    }
+
     fn boundary(&self) -> u64 {
         0
     }
@@ -81,6 +87,16 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 4000);
+    }
+
+    #[test]
+    fn now_reads_without_advancing() {
+        let c = LogicalClock::new();
+        assert_eq!(c.now(), 0);
+        let t = c.get_time();
+        assert_eq!(c.now(), t);
+        assert_eq!(c.now(), t, "now() must not take a timestamp");
+        assert!(c.new_time(c.now()) > t);
     }
 
     #[test]
