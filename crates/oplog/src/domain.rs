@@ -4,6 +4,7 @@
 //! is that unit. All objects of a domain share, on each core, one direct-mapped table of
 //! log slots, the table of pending (evicted) logs, the clock, and the limits below.
 
+use crate::cache_stats::{CacheCounters, CacheStats};
 use crate::log::LogKind;
 use crate::object::Shared;
 use crate::pending::Pending;
@@ -251,6 +252,8 @@ pub struct Domain<L: LogKind> {
     pub(crate) readers: Readers,
     /// Where this domain's objects live (see `slab`).
     pub(crate) slab: Slab<Shared<L>>,
+    /// What the log caches did (see `cache_stats`).
+    pub(crate) stats: CacheCounters,
 }
 
 impl<L: LogKind> fmt::Debug for Domain<L> {
@@ -321,6 +324,7 @@ impl<L: LogKind> Domain<L> {
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
             readers: Readers::new(ordo::cpu::possible()),
             slab: Slab::new(),
+            stats: CacheCounters::new(cores),
         }))
     }
 
@@ -408,6 +412,12 @@ impl<L: LogKind> Domain<L> {
     /// Number of logs evicted from the log caches and not yet applied, over all objects.
     pub fn pending_logs(&self) -> usize {
         self.pending.evicted_logs()
+    }
+
+    /// What the log caches did so far: updates logged, misses, evictions, hand-offs (see
+    /// [`CacheStats`]; counted off the update fast path).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.stats.snapshot()
     }
 
     /// Evicted logs one object may accumulate before it is synchronized on its next

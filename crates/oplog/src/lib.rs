@@ -71,6 +71,7 @@
 //! | `readers` | the per-CPU reader table of concurrent reads |
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
+//! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `pending` | logs evicted from the cache and operations left by a panic |
 //! | [`percore`] | per-core state with an owner fast path: the slots, their locks, per-thread index claims, the restartable-sequence per-CPU entry (x86-64 Linux) |
@@ -172,6 +173,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cache_stats;
 mod counter;
 mod domain;
 pub mod log;
@@ -185,6 +187,7 @@ mod reentry;
 mod slab;
 mod slot;
 
+pub use cache_stats::CacheStats;
 pub use counter::Counter;
 pub use domain::{
     Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, MAX_CACHE_BYTES,

@@ -136,6 +136,7 @@
 //! read in a row with no update between, against churn in write-heavy mixes). Reads
 //! through the lock that change nothing do not exclude concurrent readers.
 
+use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
@@ -645,7 +646,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.exclude_readers();
         let mut batch = self.backlog_batch();
         L::gather(&mut batch, core, &mut guard.log);
-        guard.pushes = 0;
+        self.domain().stats.retire(core, std::mem::take(&mut guard.pushes));
         guard.publish(0);
         Some(Eviction { victim: self.ptr, batch })
     }
@@ -659,7 +660,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let log = L::take_full(&mut guard.log);
         // Into the backlog before the slot stops publishing the object, both under the
         // slot lock: a synchronize finds the log in one place or the other.
-        let waiting = self.domain().pending.push_evicted(self.id(), core, log);
+        let d = self.domain();
+        let waiting = d.pending.push_evicted(self.id(), core, log);
+        d.stats.count(core, Event::HandOff);
         guard.publish(0);
         waiting
     }
@@ -718,13 +721,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 let mut batch = v.backlog_batch();
                 L::gather(&mut batch, core, &mut log);
                 eviction = Some(Eviction { victim: v.ptr, batch });
+                d.stats.count(core, Event::EvictionApplied);
             } else {
                 // Whoever synchronizes the victim next takes it from here.
                 d.pending.push_evicted(v.id(), core, log);
+                d.stats.count(core, Event::EvictionToBacklog);
             }
         }
+        d.stats.count(core, Event::Install);
+        d.stats.retire(core, std::mem::take(&mut slot.pushes));
         slot.owner = self.as_owner();
-        slot.pushes = 0;
         // Set under the slot lock, before the first push: a synchronize that does not see
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
         self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
@@ -1092,7 +1098,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         for (i, (core, _, data)) in slots.iter_mut().enumerate() {
             if data.owner == self.as_owner() {
                 L::gather(&mut batch, core, &mut data.log);
-                ops += std::mem::take(&mut data.pushes) as usize;
+                let pushes = std::mem::take(&mut data.pushes);
+                d.stats.retire(core, pushes);
+                ops += pushes as usize;
                 emptied.push(i);
                 if release {
                     data.owner = NO_OWNER;

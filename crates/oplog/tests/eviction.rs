@@ -155,3 +155,34 @@ fn evicted_logs_are_applied_at_once_or_parked_within_the_bound() {
     assert!(sets.iter().all(|s| s.read(|s| s.len()) == 3));
     assert_eq!(sets_domain.pending_logs(), 0, "reads took every parked log");
 }
+
+/// The domain's cache statistics count every miss, eviction and logged update: one thread
+/// cycling over more objects than slots misses on every update; one object never misses
+/// after its first.
+#[test]
+fn cache_stats_count_misses_evictions_and_updates() {
+    let domain = Domain::<CounterLog>::new(Config::per_thread().cache_slots(2).max_threads(2)).unwrap();
+    let counters: Vec<Counter> = (0..4).map(|_| Counter::with_domain(&domain, 0)).collect();
+    let before = domain.cache_stats();
+    // Objects 0 and 2 share slot 0, 1 and 3 slot 1 (consecutive slab entries, consecutive
+    // slots): each update evicts the log of the object before it in its slot.
+    for round in 0..10 {
+        for c in &counters {
+            c.inc();
+        }
+        assert_eq!(domain.cache_stats().since(&before).installs, 4 * (round + 1));
+    }
+    let total: i64 = counters.iter().map(Counter::read).sum();
+    assert_eq!(total, 40);
+    let s = domain.cache_stats().since(&before);
+    assert_eq!((s.installs, s.evictions, s.updates), (40, 38, 40), "{s:?}");
+    assert_eq!(s.hit_rate(), Some(0.0));
+
+    let hot = Counter::with_domain(&domain, 0);
+    let before = domain.cache_stats();
+    (0..100).for_each(|_| hot.inc());
+    assert_eq!(hot.read(), 100);
+    let s = domain.cache_stats().since(&before);
+    assert_eq!((s.installs, s.updates), (1, 100), "{s:?}");
+    assert_eq!(s.hit_rate(), Some(0.99));
+}

@@ -24,6 +24,7 @@ pub mod list;
 pub mod lru;
 pub mod memory;
 pub mod notify;
+pub mod objects;
 pub mod read_mix;
 pub mod refcount;
 pub mod spinlock;
@@ -44,6 +45,7 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &list::LIST,
     &notify::NOTIFY,
     &lru::LRU,
+    &objects::ObjectsExperiment,
     &refcount::RefcountExperiment,
     &commuter::CommuterExperiment,
 ];

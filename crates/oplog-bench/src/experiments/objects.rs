@@ -1,0 +1,622 @@
+//! `objects`: update throughput against the number of hot objects (the working set), for
+//! the counter and for a user's own logged type.
+//!
+//! OpLog's per-core log cache (001 ch. 7, 000 §4.2 "Allocating logs") holds `cache_slots`
+//! logs per core for all the objects of a domain; it exists to bound memory. Once the
+//! objects updated outnumber its slots, updates miss: the object takes a slot and evicts
+//! another object's log. Real programs have thousands of hot counters (per connection,
+//! per route, per file), usually with skewed popularity. This experiment sweeps the number
+//! of objects ([`OBJECT_COUNTS`]), each thread updating one drawn at random per operation,
+//! uniformly or with Zipf popularity (θ = [`ZIPF_THETA`], the hottest ranks scattered over
+//! the objects by a fixed permutation), and with a variant in which thread 0 also reads one
+//! random object every [`READ_EVERY`].
+//!
+//! Implementations (ids stable; a `-zipf` suffix is Zipf popularity, `-reader` the reading
+//! variant):
+//!
+//! - counters: `oplog` ([`oplog::Counter`]s in a default per-CPU domain, the default
+//!   configuration), `oplog-perthread` (a per-thread domain), `atomic` (one `AtomicU64` per
+//!   object), `percore-atomic` (one padded `AtomicU64` per object per thread, summed on
+//!   read: the classic distributed counter, 64 bytes per core per object);
+//! - a user's logged type (`logged-` ids): [`Request`] statistics per route, an [`Update`]
+//!   written as a user would (only `exec`), in an [`Unordered`] OpLog in a default domain
+//!   (`logged-oplog`) or one `Mutex` per object (`logged-mutex`).
+//!
+//! Before timing, each thread draws its sequence of object indices ([`SEQUENCE`] of them,
+//! replayed in a loop), so every implementation sees the same sequence and the drawing is
+//! not measured. After each repetition the objects' total must equal the updates made.
+//!
+//! Records carry `objects`, `popularity`, `reader`; `bytes_per_object` and `fixed_bytes`
+//! (the layout's inline size plus its share of the domain's slab, and the domain's log
+//! caches, from the domain's own accounting; the `memory` experiment measures allocator
+//! bytes); OpLog ids also `hit_rate` (1 − the domain's installs ÷ the updates made, last
+//! repetition: [`oplog::CacheStats`]), `evictions_per_update` and `direct_share` (the share
+//! of objects the adaptive policy left in the direct representation).
+
+use std::hint::black_box;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use oplog::{CacheStats, Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
+
+use crate::experiments::read_mix::SplitMix64;
+use crate::experiments::{Experiment, XAxis};
+use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::output::plot::Scale;
+use crate::output::verdict::{Against, Roles, Target};
+use crate::output::{Record, Sink, round};
+
+/// Numbers of objects measured.
+pub const OBJECT_COUNTS: [usize; 6] = [1, 16, 256, 1024, 4096, 65_536];
+/// Numbers of objects measured with `--quick`.
+pub const QUICK_OBJECT_COUNTS: [usize; 3] = [16, 1024, 65_536];
+/// Zipf skew of the `-zipf` ids (YCSB's default).
+pub const ZIPF_THETA: f64 = 0.99;
+/// How often thread 0 reads one object in the `-reader` ids.
+pub const READ_EVERY: Duration = Duration::from_micros(100);
+/// Object indices drawn per thread before timing, replayed in a loop.
+pub const SEQUENCE: usize = 1 << 16;
+/// Operations between two checks of the stop flag (and of the reader's clock).
+const BATCH: u64 = 64;
+
+/// How objects are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Popularity {
+    /// Every object equally likely.
+    Uniform,
+    /// Zipf with θ = [`ZIPF_THETA`].
+    Zipf,
+}
+
+impl Popularity {
+    fn name(self) -> &'static str {
+        match self {
+            Popularity::Uniform => "uniform",
+            Popularity::Zipf => "zipf",
+        }
+    }
+}
+
+/// What a point measures besides the number of objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// How objects are drawn.
+    pub popularity: Popularity,
+    /// Whether thread 0 reads one random object every [`READ_EVERY`].
+    pub reader: bool,
+}
+
+/// Zipf-distributed ranks over `0..n` (Gray et al., "Quickly generating billion-record
+/// synthetic databases", SIGMOD 1994, the generator YCSB uses), for θ in (0, 1).
+#[derive(Clone, Debug)]
+pub struct Zipf {
+    n: f64,
+    alpha: f64,
+    zeta_n: f64,
+    eta: f64,
+    half_pow_theta: f64,
+}
+
+impl Zipf {
+    /// The distribution over `n ≥ 1` ranks with skew `theta`.
+    pub fn new(n: usize, theta: f64) -> Self {
+        assert!(n >= 1 && theta > 0.0 && theta < 1.0, "Zipf needs n ≥ 1 and 0 < θ < 1");
+        let zeta = |k: usize| (1..=k).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zeta_n = zeta(n);
+        let zeta_2 = zeta(2.min(n));
+        let n = n as f64;
+        Zipf {
+            n,
+            alpha: 1.0 / (1.0 - theta),
+            zeta_n,
+            eta: (1.0 - (2.0 / n).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n),
+            half_pow_theta: 0.5f64.powf(theta),
+        }
+    }
+
+    /// A rank (0 is the most popular) from 64 random bits.
+    pub fn rank(&self, bits: u64) -> usize {
+        let u = (bits >> 11) as f64 / (1u64 << 53) as f64;
+        let uz = u * self.zeta_n;
+        let rank = if uz < 1.0 {
+            0.0
+        } else if uz < 1.0 + self.half_pow_theta {
+            1.0
+        } else {
+            (self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)).floor()
+        };
+        (rank as usize).min(self.n as usize - 1)
+    }
+}
+
+/// The object indices thread `thread` updates, in order: [`SEQUENCE`] draws over `n`
+/// objects. Zipf ranks are scattered by a fixed bijection of `0..n` (n is a power of two or
+/// 1), so the hottest objects are not neighbours in memory or in the log cache.
+pub fn sequence(n: usize, popularity: Popularity, thread: usize) -> Vec<u32> {
+    let mut rng = SplitMix64::new(0x5eed ^ (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let zipf = (popularity == Popularity::Zipf).then(|| Zipf::new(n, ZIPF_THETA));
+    let mask = n.next_power_of_two() - 1;
+    (0..SEQUENCE)
+        .map(|_| {
+            let bits = rng.next_u64();
+            let i = match &zipf {
+                None => (((bits >> 32) * n as u64) >> 32) as usize,
+                Some(z) => (z.rank(bits).wrapping_mul(0x9e37_79b1) & mask) % n,
+            };
+            i as u32
+        })
+        .collect()
+}
+
+/// A set of `n` objects under test.
+pub trait Objects: Sync + Sized {
+    /// `n` objects at zero, for `threads` workers.
+    fn new(n: usize, threads: usize) -> Self;
+    /// Updates object `i` from worker `thread` (adds 1 to what [`Objects::total`] sums).
+    fn update(&self, i: usize, thread: usize);
+    /// Reads object `i` (its count so far).
+    fn read(&self, i: usize) -> u64;
+    /// The sum of every object's count.
+    fn total(&self) -> u64;
+    /// Bytes per object: the inline part plus its share of out-of-line storage that grows
+    /// with the number of objects.
+    fn bytes_per_object(&self) -> f64;
+    /// Bytes that do not grow with the number of objects (an OpLog domain's log caches).
+    fn fixed_bytes(&self) -> usize {
+        0
+    }
+    /// What the OpLog domain's caches did, and the share of objects in the direct
+    /// representation (OpLog ids only).
+    fn oplog(&self) -> Option<(CacheStats, f64)> {
+        None
+    }
+}
+
+/// `oplog` and `oplog-perthread`: [`Counter`]s in a fresh domain (per CPU, the default
+/// configuration, or per thread).
+pub struct OplogCounters<const PER_THREAD: bool> {
+    domain: Arc<Domain<CounterLog>>,
+    objects: Vec<Counter>,
+}
+
+impl<const PER_THREAD: bool> Objects for OplogCounters<PER_THREAD> {
+    fn new(n: usize, _threads: usize) -> Self {
+        let config = if PER_THREAD { Config::per_thread() } else { Config::per_cpu() };
+        let domain = Domain::new(config).expect("the default configuration is valid");
+        let objects = (0..n).map(|_| Counter::with_domain(&domain, 0)).collect();
+        Self { domain, objects }
+    }
+
+    #[inline]
+    fn update(&self, i: usize, _thread: usize) {
+        self.objects[i].inc();
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.objects[i].read() as u64
+    }
+
+    fn total(&self) -> u64 {
+        self.objects.iter().map(|c| c.read() as u64).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        (std::mem::size_of::<Counter>() * self.objects.len() + self.domain.object_footprint()) as f64
+            / self.objects.len() as f64
+    }
+
+    fn fixed_bytes(&self) -> usize {
+        self.domain.cache_footprint()
+    }
+
+    fn oplog(&self) -> Option<(CacheStats, f64)> {
+        let direct = self.objects.iter().filter(|c| c.as_oplog().representation() == Representation::Direct).count();
+        Some((self.domain.cache_stats(), direct as f64 / self.objects.len() as f64))
+    }
+}
+
+/// `atomic`: one `AtomicU64` per object.
+pub struct AtomicCounters(Vec<AtomicU64>);
+
+impl Objects for AtomicCounters {
+    fn new(n: usize, _threads: usize) -> Self {
+        Self((0..n).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    #[inline]
+    fn update(&self, i: usize, _thread: usize) {
+        self.0[i].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.0[i].load(Ordering::Relaxed)
+    }
+
+    fn total(&self) -> u64 {
+        self.0.iter().map(|a| a.load(Ordering::Relaxed)).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        std::mem::size_of::<AtomicU64>() as f64
+    }
+}
+
+/// `percore-atomic`: one padded `AtomicU64` per object per worker, summed on read.
+pub struct PerCoreAtomicCounters {
+    threads: usize,
+    cells: Vec<CachePadded<AtomicU64>>,
+}
+
+impl Objects for PerCoreAtomicCounters {
+    fn new(n: usize, threads: usize) -> Self {
+        Self { threads, cells: (0..n * threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect() }
+    }
+
+    #[inline]
+    fn update(&self, i: usize, thread: usize) {
+        self.cells[i * self.threads + thread].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.cells[i * self.threads..(i + 1) * self.threads].iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    fn total(&self) -> u64 {
+        self.cells.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        (self.threads * std::mem::size_of::<CachePadded<AtomicU64>>()) as f64
+    }
+}
+
+/// A route's request statistics: the user's own type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RouteStats {
+    /// Requests served.
+    pub requests: u64,
+    /// Bytes sent.
+    pub bytes: u64,
+    /// The largest response.
+    pub largest: u64,
+}
+
+/// One request served: the update the user logs (written as a user would: only `exec`).
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// Response size.
+    pub bytes: u64,
+}
+
+impl Update for Request {
+    type Target = RouteStats;
+
+    fn exec(self, s: &mut RouteStats) {
+        s.requests += 1;
+        s.bytes += self.bytes;
+        s.largest = s.largest.max(self.bytes);
+    }
+}
+
+/// The response size of update `i` (any value: the same for every implementation).
+#[inline]
+fn response_bytes(i: usize) -> u64 {
+    (i as u64 & 0xff) + 100
+}
+
+/// `logged-oplog`: [`RouteStats`] in an [`Unordered`] OpLog per object, default domain.
+pub struct OplogRoutes {
+    domain: Arc<Domain<Unordered<Request>>>,
+    objects: Vec<OpLog<Unordered<Request>>>,
+}
+
+impl Objects for OplogRoutes {
+    fn new(n: usize, _threads: usize) -> Self {
+        let domain = Domain::new(Config::per_cpu()).expect("the default configuration is valid");
+        let objects = (0..n).map(|_| OpLog::with_domain(&domain, RouteStats::default())).collect();
+        Self { domain, objects }
+    }
+
+    #[inline]
+    fn update(&self, i: usize, _thread: usize) {
+        self.objects[i].update(Request { bytes: response_bytes(i) });
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.objects[i].read(|s| s.requests)
+    }
+
+    fn total(&self) -> u64 {
+        self.objects.iter().map(|o| o.read(|s| s.requests)).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        (std::mem::size_of::<OpLog<Unordered<Request>>>() * self.objects.len() + self.domain.object_footprint()) as f64
+            / self.objects.len() as f64
+    }
+
+    fn fixed_bytes(&self) -> usize {
+        self.domain.cache_footprint()
+    }
+
+    fn oplog(&self) -> Option<(CacheStats, f64)> {
+        let direct = self.objects.iter().filter(|o| o.representation() == Representation::Direct).count();
+        Some((self.domain.cache_stats(), direct as f64 / self.objects.len() as f64))
+    }
+}
+
+/// `logged-mutex`: [`RouteStats`] behind one `Mutex` per object.
+pub struct MutexRoutes(Vec<Mutex<RouteStats>>);
+
+impl Objects for MutexRoutes {
+    fn new(n: usize, _threads: usize) -> Self {
+        Self((0..n).map(|_| Mutex::default()).collect())
+    }
+
+    #[inline]
+    fn update(&self, i: usize, _thread: usize) {
+        Request { bytes: response_bytes(i) }.exec(&mut self.0[i].lock().expect("never poisoned"));
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.0[i].lock().expect("never poisoned").requests
+    }
+
+    fn total(&self) -> u64 {
+        self.0.iter().map(|m| m.lock().expect("never poisoned").requests).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        std::mem::size_of::<Mutex<RouteStats>>() as f64
+    }
+}
+
+/// What one point measured, beside throughput.
+#[derive(Clone, Copy, Debug, Default)]
+struct Observed {
+    bytes_per_object: f64,
+    fixed_bytes: usize,
+    /// Hit rate, evictions per update, share of objects direct (OpLog ids).
+    oplog: Option<(f64, f64, f64)>,
+}
+
+/// The objects and sequences of one repetition, and each worker's count of updates.
+struct Shared<O> {
+    objects: O,
+    sequences: Vec<Vec<u32>>,
+    updates: Vec<CachePadded<AtomicU64>>,
+    before: Option<CacheStats>,
+}
+
+/// Measures implementation `O` with `n` objects under `workload`.
+fn measure<O: Objects>(run: &Run, n: usize, workload: Workload) -> (Throughput, Observed) {
+    let mut observed = Observed::default();
+    let throughput = run.throughput_checked(
+        || {
+            let objects = O::new(n, run.threads);
+            let before = objects.oplog().map(|(s, _)| s);
+            Shared {
+                sequences: (0..run.threads).map(|t| sequence(n, workload.popularity, t)).collect(),
+                updates: (0..run.threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+                objects,
+                before,
+            }
+        },
+        |shared: &Shared<O>, thread, stop: &Stop| worker(shared, thread, stop, workload.reader && thread == 0),
+        |shared, _| {
+            let updates: u64 = shared.updates.iter().map(|u| u.load(Ordering::Relaxed)).sum();
+            let total = shared.objects.total();
+            assert_eq!(total, updates, "the objects sum to {total} after {updates} updates");
+            observed = Observed {
+                bytes_per_object: shared.objects.bytes_per_object(),
+                fixed_bytes: shared.objects.fixed_bytes(),
+                oplog: shared.objects.oplog().map(|(stats, direct)| {
+                    let s = stats.since(&shared.before.unwrap_or_default());
+                    let per_update = |x: u64| if updates == 0 { 0.0 } else { x as f64 / updates as f64 };
+                    (1.0 - per_update(s.installs).min(1.0), per_update(s.evictions), direct)
+                }),
+            };
+        },
+    );
+    (throughput, observed)
+}
+
+/// One worker: updates the objects of its sequence in a loop; the reader (thread 0 of the
+/// `-reader` ids) also reads one object every [`READ_EVERY`]. Returns its operations.
+fn worker<O: Objects>(shared: &Shared<O>, thread: usize, stop: &Stop, reader: bool) -> u64 {
+    let sequence = &shared.sequences[thread];
+    let mut at = 0;
+    let mut op = || {
+        shared.objects.update(sequence[at] as usize, thread);
+        at = (at + 1) & (SEQUENCE - 1);
+    };
+    let mut reads = 0u64;
+    let updates = if reader {
+        let mut next_read = Instant::now() + READ_EVERY;
+        let mut rng = SplitMix64::new(thread as u64 + 7);
+        let mut n = 0u64;
+        stop.run_batched(BATCH, || {
+            op();
+            n += 1;
+            if n.is_multiple_of(BATCH) && Instant::now() >= next_read {
+                let i = (rng.next_u64() % SEQUENCE as u64) as usize;
+                black_box(shared.objects.read(sequence[i] as usize));
+                reads += 1;
+                next_read += READ_EVERY;
+            }
+        })
+    } else {
+        stop.run_batched(BATCH, op)
+    };
+    shared.updates[thread].store(updates, Ordering::Relaxed);
+    updates + reads
+}
+
+/// One implementation under one workload: its id and its monomorphised measurement.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// Stable id.
+    pub id: &'static str,
+    /// What it measures besides the object count.
+    pub workload: Workload,
+    measure: fn(&Run, usize, Workload) -> (Throughput, Observed),
+}
+
+impl Entry {
+    const fn of<O: Objects>(id: &'static str, popularity: Popularity, reader: bool) -> Self {
+        Self { id, workload: Workload { popularity, reader }, measure: measure::<O> }
+    }
+}
+
+use Popularity::{Uniform, Zipf as Skewed};
+
+/// Every implementation and workload, in table order.
+pub const IMPLS: &[Entry] = &[
+    Entry::of::<OplogCounters<false>>("oplog", Uniform, false),
+    Entry::of::<OplogCounters<true>>("oplog-perthread", Uniform, false),
+    Entry::of::<AtomicCounters>("atomic", Uniform, false),
+    Entry::of::<PerCoreAtomicCounters>("percore-atomic", Uniform, false),
+    Entry::of::<OplogCounters<false>>("oplog-zipf", Skewed, false),
+    Entry::of::<OplogCounters<true>>("oplog-perthread-zipf", Skewed, false),
+    Entry::of::<AtomicCounters>("atomic-zipf", Skewed, false),
+    Entry::of::<PerCoreAtomicCounters>("percore-atomic-zipf", Skewed, false),
+    Entry::of::<OplogCounters<false>>("oplog-reader", Uniform, true),
+    Entry::of::<AtomicCounters>("atomic-reader", Uniform, true),
+    Entry::of::<OplogRoutes>("logged-oplog", Uniform, false),
+    Entry::of::<MutexRoutes>("logged-mutex", Uniform, false),
+    Entry::of::<OplogRoutes>("logged-oplog-zipf", Skewed, false),
+    Entry::of::<MutexRoutes>("logged-mutex-zipf", Skewed, false),
+    Entry::of::<OplogRoutes>("logged-oplog-reader", Uniform, true),
+    Entry::of::<MutexRoutes>("logged-mutex-reader", Uniform, true),
+];
+
+/// Issue 14's targets: the default counter never far behind one atomic per object, ahead
+/// of it when few objects are shared by threads; the logged type at least a mutex's speed.
+const TARGETS: &[Target] = &[
+    Target { id: "oplog", threads: 1, x: None, against: Against::Id("atomic"), min: 0.8 },
+    Target { id: "oplog", threads: 2, x: None, against: Against::Id("atomic"), min: 0.8 },
+    Target { id: "oplog-zipf", threads: 1, x: None, against: Against::Id("atomic-zipf"), min: 0.8 },
+    Target { id: "oplog-zipf", threads: 2, x: None, against: Against::Id("atomic-zipf"), min: 0.8 },
+    Target { id: "oplog", threads: 2, x: Some((1.0, 16.0)), against: Against::Id("atomic"), min: 2.0 },
+    Target { id: "oplog", threads: 2, x: None, against: Against::OneThread, min: 1.0 },
+    Target { id: "oplog-zipf", threads: 2, x: None, against: Against::OneThread, min: 1.0 },
+    Target { id: "logged-oplog", threads: 2, x: None, against: Against::Id("logged-mutex"), min: 1.0 },
+    Target { id: "logged-oplog-zipf", threads: 2, x: None, against: Against::Id("logged-mutex-zipf"), min: 1.0 },
+];
+
+/// The `objects` experiment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ObjectsExperiment;
+
+impl Experiment for ObjectsExperiment {
+    fn name(&self) -> &'static str {
+        "objects"
+    }
+
+    fn description(&self) -> &'static str {
+        "updates/s against the number of hot objects (1 to 65,536; uniform, Zipf, with a reader): counters and a user's logged type, OpLog against an atomic, per-core atomics and a mutex per object"
+    }
+
+    fn ids(&self) -> Vec<&'static str> {
+        IMPLS.iter().map(|e| e.id).collect()
+    }
+
+    fn x_axis(&self) -> XAxis {
+        XAxis::Param { key: "objects", label: "objects updated" }
+    }
+
+    fn x_scale(&self) -> Scale {
+        Scale::Log
+    }
+
+    fn roles(&self) -> Roles {
+        Roles { default: Some("oplog"), baselines: &["atomic", "percore-atomic"], floor: None, targets: TARGETS }
+    }
+
+    fn points(&self, settings: &Settings) -> u64 {
+        (settings.threads.len() * settings.sweep(&OBJECT_COUNTS, &QUICK_OBJECT_COUNTS).len() * IMPLS.len()) as u64
+    }
+
+    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
+        for &threads in &settings.threads {
+            for &n in settings.sweep(&OBJECT_COUNTS, &QUICK_OBJECT_COUNTS) {
+                for entry in IMPLS {
+                    sink.point(entry.id, threads);
+                    let run = settings.at(threads);
+                    let (t, seen) = (entry.measure)(&run, n, entry.workload);
+                    let mut record = Record::new(self.name(), entry.id, &run, &t)
+                        .with("objects", n)
+                        .with("popularity", entry.workload.popularity.name())
+                        .with("reader", entry.workload.reader)
+                        .with("bytes_per_object", round(1, seen.bytes_per_object))
+                        .with("fixed_bytes", seen.fixed_bytes);
+                    if let Some((hit_rate, evictions, direct)) = seen.oplog {
+                        record = record
+                            .with("hit_rate", round(3, hit_rate))
+                            .with("evictions_per_update", round(3, evictions))
+                            .with("direct_share", round(3, direct));
+                    }
+                    sink.push(record)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pin::Placement;
+
+    #[test]
+    fn every_impl_runs_and_verifies() {
+        let placement = Placement::from_process();
+        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
+        let ids: std::collections::HashSet<_> = IMPLS.iter().map(|e| e.id).collect();
+        assert_eq!(ids.len(), IMPLS.len(), "duplicate id");
+        for entry in IMPLS {
+            for n in [1, 300] {
+                let (t, seen) = (entry.measure)(&run, n, entry.workload);
+                assert!(t.median > 0.0, "{} measured nothing", entry.id);
+                assert!(seen.bytes_per_object > 0.0);
+                assert_eq!(seen.oplog.is_some(), entry.id.contains("oplog"), "{}", entry.id);
+            }
+        }
+    }
+
+    #[test]
+    fn sequences_stay_in_range_and_zipf_is_skewed() {
+        for n in [1, 16, 1024] {
+            for p in [Popularity::Uniform, Popularity::Zipf] {
+                assert!(sequence(n, p, 0).iter().all(|&i| (i as usize) < n));
+            }
+        }
+        let mut counts = vec![0usize; 1024];
+        sequence(1024, Popularity::Zipf, 3).iter().for_each(|&i| counts[i as usize] += 1);
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top = counts[..10].iter().sum::<usize>() as f64 / SEQUENCE as f64;
+        // θ = 0.99 over 1024 ranks: the 10 hottest take about 39 % of the draws.
+        assert!((0.3..0.5).contains(&top), "top-10 share {top}");
+        let mut uniform = vec![0usize; 1024];
+        sequence(1024, Popularity::Uniform, 3).iter().for_each(|&i| uniform[i as usize] += 1);
+        assert!(uniform.iter().all(|&c| c > 20 && c < 120), "uniform draws are flat");
+    }
+
+    #[test]
+    fn zipf_ranks_follow_the_power_law() {
+        let z = Zipf::new(100, ZIPF_THETA);
+        let mut rng = SplitMix64::new(9);
+        let mut counts = [0usize; 100];
+        for _ in 0..200_000 {
+            counts[z.rank(rng.next_u64())] += 1;
+        }
+        // p(rank r) ∝ 1 / (r + 1)^θ: rank 0 is about twice rank 1 and ten times rank 9.
+        let ratio = |a: usize, b: usize| counts[a] as f64 / counts[b] as f64;
+        assert!((1.7..2.3).contains(&ratio(0, 1)), "{}", ratio(0, 1));
+        assert!((7.0..13.0).contains(&ratio(0, 9)), "{}", ratio(0, 9));
+    }
+}

@@ -1,0 +1,172 @@
+//! What a domain's log caches did: misses, evictions and hand-offs, counted per core and
+//! read at run time ([`Domain::cache_stats`](crate::Domain::cache_stats)).
+//!
+//! The log cache (001 ch. 7) bounds memory: each core has `cache_slots` slots shared by
+//! every object of the domain, and an object that is not in a core's cache takes a slot
+//! there, evicting its owner's log (a *miss*, an install). Once the hot objects outnumber
+//! the slots, most updates miss; these counters let a user see that happen and size the
+//! cache (see the crate docs, "Choosing", for the measured trade).
+//!
+//! Counting costs nothing on the update fast path: every event is counted where it
+//! happens, on a slow path (taking a slot, handing a log off, a synchronize's gather),
+//! with a relaxed `fetch_add` on a line of the core's own stripe. Updates are counted when
+//! their slot's count of pushes is reset: when their log is gathered by a synchronize, or
+//! evicted, or the object takes the slot again after losing it. So `updates` lags behind
+//! the updates made by at most the pushes still sitting in slots (at most `cache_slots`
+//! logs per core), and the hit rate is exact over any period in which the logs were
+//! gathered or evicted at its end, such as a read of every object.
+//!
+//! The counters are plain std atomics, not [`primitive`](crate::primitive)'s: they are
+//! instrumentation, not part of the protocol that loom models or the commutativity
+//! checker traces.
+
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// At most this many stripes of counters per domain: cores beyond share a stripe (a
+/// contended counter only on misses, and only past 64 cores).
+const MAX_STRIPES: usize = 64;
+
+/// One stripe's counters (one core's, up to [`MAX_STRIPES`] cores).
+#[derive(Debug, Default)]
+struct Stripe {
+    updates: AtomicU64,
+    installs: AtomicU64,
+    evictions: AtomicU64,
+    evictions_to_backlog: AtomicU64,
+    hand_offs: AtomicU64,
+}
+
+/// One event of the log caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// An object took a slot it did not own (a cache miss).
+    Install,
+    /// The slot it took held another object's non-empty log, which was applied at once.
+    EvictionApplied,
+    /// ... which went to its object's backlog.
+    EvictionToBacklog,
+    /// An owner moved its own full log to the object's backlog.
+    HandOff,
+}
+
+/// The per-domain counters, striped by core.
+#[derive(Debug)]
+pub(crate) struct CacheCounters {
+    stripes: Box<[CachePadded<Stripe>]>,
+}
+
+impl CacheCounters {
+    /// Counters for a domain of `cores` cores.
+    pub(crate) fn new(cores: usize) -> Self {
+        let n = cores.clamp(1, MAX_STRIPES).next_power_of_two();
+        Self { stripes: (0..n).map(|_| CachePadded::default()).collect() }
+    }
+
+    #[inline(always)]
+    fn stripe(&self, core: usize) -> &Stripe {
+        &self.stripes[core & (self.stripes.len() - 1)]
+    }
+
+    /// Counts `event` on `core`.
+    #[inline]
+    pub(crate) fn count(&self, core: usize, event: Event) {
+        let s = self.stripe(core);
+        let counter = match event {
+            Event::Install => &s.installs,
+            Event::EvictionApplied => &s.evictions,
+            Event::EvictionToBacklog => {
+                s.evictions.fetch_add(1, Ordering::Relaxed);
+                &s.evictions_to_backlog
+            }
+            Event::HandOff => &s.hand_offs,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts `pushes` updates of `core` whose slot count was just reset (nothing when 0).
+    #[inline]
+    pub(crate) fn retire(&self, core: usize, pushes: u32) {
+        if pushes != 0 {
+            self.stripe(core).updates.fetch_add(u64::from(pushes), Ordering::Relaxed);
+        }
+    }
+
+    /// A snapshot of the sums over all stripes.
+    pub(crate) fn snapshot(&self) -> CacheStats {
+        let sum = |f: fn(&Stripe) -> &AtomicU64| self.stripes.iter().map(|s| f(s).load(Ordering::Relaxed)).sum();
+        CacheStats {
+            updates: sum(|s| &s.updates),
+            installs: sum(|s| &s.installs),
+            evictions: sum(|s| &s.evictions),
+            evictions_to_backlog: sum(|s| &s.evictions_to_backlog),
+            hand_offs: sum(|s| &s.hand_offs),
+        }
+    }
+}
+
+/// What a domain's log caches did since the domain was built
+/// ([`Domain::cache_stats`](crate::Domain::cache_stats)); see the [module docs](self).
+///
+/// Subtract two snapshots ([`CacheStats::since`]) for a period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Logged updates, counted once their log left its slot or was gathered (lags by the
+    /// pushes still in slots). Updates applied in place (the direct representation) are
+    /// not logged and not counted.
+    pub updates: u64,
+    /// Times an object took a slot it did not own: cache misses.
+    pub installs: u64,
+    /// Installs that displaced another object's non-empty log.
+    pub evictions: u64,
+    /// Of those, the logs that went to their object's backlog (the rest were applied at
+    /// once, kinds whose logs may be applied alone).
+    pub evictions_to_backlog: u64,
+    /// Full logs their owner moved to the object's backlog.
+    pub hand_offs: u64,
+}
+
+impl CacheStats {
+    /// The share of counted updates that found their object's log in the cache: `1 −
+    /// installs / updates`, or `None` before any update was counted. Exact over a period
+    /// that ends with every log gathered (module docs).
+    pub fn hit_rate(&self) -> Option<f64> {
+        (self.updates > 0).then(|| 1.0 - (self.installs.min(self.updates) as f64 / self.updates as f64))
+    }
+
+    /// What happened between `earlier` and this snapshot.
+    pub fn since(&self, earlier: &CacheStats) -> CacheStats {
+        CacheStats {
+            updates: self.updates.wrapping_sub(earlier.updates),
+            installs: self.installs.wrapping_sub(earlier.installs),
+            evictions: self.evictions.wrapping_sub(earlier.evictions),
+            evictions_to_backlog: self.evictions_to_backlog.wrapping_sub(earlier.evictions_to_backlog),
+            hand_offs: self.hand_offs.wrapping_sub(earlier.hand_offs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_over_stripes_and_periods() {
+        let c = CacheCounters::new(3);
+        c.count(0, Event::Install);
+        c.count(2, Event::Install);
+        c.count(2, Event::EvictionToBacklog);
+        c.count(1, Event::EvictionApplied);
+        c.count(1, Event::HandOff);
+        c.retire(0, 10);
+        c.retire(5, 0);
+        let s = c.snapshot();
+        assert_eq!(s, CacheStats { updates: 10, installs: 2, evictions: 2, evictions_to_backlog: 1, hand_offs: 1 });
+        assert_eq!(s.hit_rate(), Some(0.8));
+        c.retire(7, 10);
+        let later = c.snapshot().since(&s);
+        assert_eq!(later, CacheStats { updates: 10, ..CacheStats::default() });
+        assert_eq!(later.hit_rate(), Some(1.0));
+        assert_eq!(CacheStats::default().hit_rate(), None);
+    }
+}
