@@ -19,9 +19,12 @@
 //! 2. Ordered kinds: read the clock, raise the stamp to the migration floor
 //!    ([`crate::migration`]) and to the slot's last stamp.
 //! 3. If another object (the victim) owns the slot, take the victim's log out of it and
-//!    take the slot, setting this core's bit in the object's mask. The victim's log goes
+//!    take the slot, setting this core's bit in the object's mask (a load first: a bit
+//!    already set is not written again). The victim's log goes
 //!    to its backlog ([`crate::pending`]): no lock, no barrier, no other core's slot; the
-//!    victim's next synchronize merges it. A log that may be applied alone
+//!    victim's next synchronize merges it. The victim's bit for this core is cleared (per-CPU
+//!    domains of at most 53 CPUs, where no two cores share a bit), so that its next
+//!    synchronize does not visit this slot. A log that may be applied alone
 //!    ([`LogKind::APPLY_ALONE`], the counter) is applied at once instead if a *try*-lock
 //!    of the victim succeeds (the reverse of the usual lock order, so never a wait), after
 //!    the slot is released. (000 §6 synchronizes the victim while holding the slot, which
@@ -105,7 +108,14 @@
 //! * logged: a read that finds fewer than `SMALL_BATCH` (2) operations logged since the
 //!   last synchronize, or fewer than `ONE_CORE_BATCH` (16) all from one core, raises the
 //!   score; `TO_DIRECT` (4) such reads in a row switch the object to direct; a read that
-//!   finds more resets the score;
+//!   finds more resets the score. Evictions weigh too (issue 14: more hot objects than
+//!   log-cache slots): a log evicted from the cache before it took `THRASH_PUSHES` (8)
+//!   operations did not pay for its miss, and raises the score like such a read (the
+//!   evictor holds the victim's lock from its try-lock, and weighs it once its slot is
+//!   released); an evicted log that took more resets it; a backlog the victim finds full
+//!   of such logs switches it at once. An object that misses the cache on most of its
+//!   updates thus ends direct: two atomic read-modify-writes per update instead of a miss
+//!   (measured with `oplog-bench objects`);
 //! * direct: each direct update adds to the score's weight when it unlocks (in the same
 //!   instruction): 1, or `OTHER_THREAD_WEIGHT` (4) if another thread made the update
 //!   before it, told by a 2-bit thread tag the updates leave in the word; an update that
@@ -198,6 +208,13 @@ const WEIGHT_MAX: u64 = 31;
 /// Direct representation: the score's bit saying that the last read found the weight at
 /// [`TO_LOGGED`] or more.
 const OVER_ONCE: u64 = 32;
+
+/// Logged representation: a log evicted from the cache before its object's updates
+/// pushed this many operations into it did not pay for its slot (a miss costs several
+/// direct updates; measured with `oplog-bench objects`). Such evictions count towards the
+/// switch to direct like reads that find little logged, [`TO_DIRECT`] in a row; an
+/// object whose backlog fills with such logs switches at once.
+const THRASH_PUSHES: usize = 8;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
 /// synchronize already in progress instead of leaving the log to it; so does a backlog of
@@ -295,8 +312,9 @@ impl<L: LogKind> OpLog<L> {
     /// Only if user code of another operation panics while this update applies it: when the
     /// update's hand-off fills the object's backlog, when it applies the object's backlog
     /// before taking a slot, when it applies its own full log or a log it evicted from the
-    /// cache (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]), or,
-    /// in the direct representation, when it applies what was logged before it (see the
+    /// cache (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]), when its
+    /// eviction switches the evicted object to direct (which applies that object's logs),
+    /// or, in the direct representation, when it applies what was logged before it (see the
     /// crate docs on panics). This update itself is kept either way: it is logged or
     /// applied before the panic goes on. Calling `update` from inside this object's own
     /// `exec` or read closure, or while holding its [`Synced`] guard, logs the update: it
@@ -648,7 +666,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         L::gather(&mut batch, core, &mut guard.log);
         self.domain().stats.retire(core, std::mem::take(&mut guard.pushes));
         guard.publish(0);
-        Some(Eviction { victim: self.ptr, batch })
+        Some(Eviction { victim: self.ptr, batch, thrashing: None })
     }
 
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
@@ -711,6 +729,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
             // we hold this slot, which it still owns (module docs, "Where an object lives").
             let v = unsafe { Obj::<L>::from_owner(victim) };
+            // Once its log is out of this slot, the victim has no log on this core (an object
+            // has one slot index): its bit goes, where no other core shares it (per-CPU
+            // domains of at most 53 CPUs), so that its next synchronize, or its switch to
+            // direct, does not visit this slot (a barrier on the owner path). Only a holder
+            // of this slot sets the bit, and a gather holding every slot of the mask clears
+            // it, so it is cleared here while the slot is held, and only once nobody can
+            // miss the log for it: once the log is in the victim's backlog, or its readers
+            // are excluded (a concurrent reader that no longer sees the bit skips this slot,
+            // which still publishes the victim, and checks the backlog instead).
+            let clear =
+                if d.mode == SlotMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
             // A log that may be applied alone is applied at once if the victim's lock is
             // free (a try-lock: the reverse of the usual lock order); every other log goes
             // to the victim's backlog, with no lock, no barrier and no other core's slot.
@@ -720,12 +749,30 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 v.exclude_readers();
                 let mut batch = v.backlog_batch();
                 L::gather(&mut batch, core, &mut log);
-                eviction = Some(Eviction { victim: v.ptr, batch });
+                let thrashing = Some((slot.pushes as usize) < THRASH_PUSHES);
+                eviction = Some(Eviction { victim: v.ptr, batch, thrashing });
                 d.stats.count(core, Event::EvictionApplied);
             } else {
-                // Whoever synchronizes the victim next takes it from here.
+                // Whoever synchronizes the victim next takes it from here. A log that held
+                // little is evidence for the victim's policy, which only its lock holder may
+                // change: a try-lock, as above, and the evidence is weighed once the slot is
+                // released (the backlog is applied then only if the victim switches).
+                let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
+                let observe = thrashing
+                    && d.representation == Representation::Adaptive
+                    && !reentry::involved(v.id() as usize)
+                    && {
+                        let seen = v.get().word.load(Ordering::Relaxed);
+                        seen & DIRECT == 0 && v.try_lock_seen(seen)
+                    };
                 d.pending.push_evicted(v.id(), core, log);
                 d.stats.count(core, Event::EvictionToBacklog);
+                if observe {
+                    eviction = Some(Eviction { victim: v.ptr, batch: L::Batch::default(), thrashing: Some(true) });
+                }
+            }
+            if clear != 0 {
+                v.get().word.fetch_and(!clear, Ordering::SeqCst);
             }
         }
         d.stats.count(core, Event::Install);
@@ -733,7 +780,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
         slot.owner = self.as_owner();
         // Set under the slot lock, before the first push: a synchronize that does not see
         // the bit cannot have missed a completed update (module docs, synchronize step 2).
-        self.get().word.fetch_or(core_bit(core), Ordering::SeqCst);
+        // Already set (this core held the object before, or shares the bit), it stays set
+        // until this slot is released: only a gather holding every slot of the mask clears
+        // bits, and this one is held. So a load that sees it spares the read-modify-write,
+        // a write of a line the object's other updaters share.
+        let word = &self.get().word;
+        if word.load(Ordering::SeqCst) & core_bit(core) == 0 {
+            word.fetch_or(core_bit(core), Ordering::SeqCst);
+        }
         Ok(eviction)
     }
 
@@ -752,17 +806,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // next, takes the backlog.
             return false;
         }
-        let lock = match self.try_lock() {
+        let mut lock = match self.try_lock() {
             Some(lock) => lock,
             None if waiting >= HARD_LIMIT_FACTOR * self.domain().backlog_limit => self.lock("update"),
             // A synchronize is running: it or the next will take the backlog.
             None => return false,
         };
-        if L::APPLY_ALONE {
-            self.apply_backlog_alone();
-        } else {
-            self.sync_locked();
-        }
+        let gathered = if L::APPLY_ALONE { self.apply_backlog_alone() } else { self.sync_locked() };
+        // A backlog full of logs that held little: the object keeps losing its slots.
+        self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
         drop(lock);
         true
     }
@@ -771,10 +823,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// sent (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]; each core's
     /// handed-off or evicted logs are older than what its slot holds now, so per-core order
     /// is kept). The object lock is held.
-    fn apply_backlog_alone(self) {
-        if let Some((batch, _)) = self.take_backlog() {
-            self.apply_locked(batch);
-        }
+    fn apply_backlog_alone(self) -> Gathered {
+        let Some((batch, gathered)) = self.take_backlog() else {
+            return Gathered::default();
+        };
+        self.apply_locked(batch);
+        gathered
     }
 
     /// The object's whole backlog as a batch to apply alone, to which the caller adds a
@@ -786,15 +840,18 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Takes the object's backlog as one batch (the carried operations first, then the
-    /// evicted logs, oldest first) with the number of evicted logs; `None` if it has none.
-    fn take_backlog(self) -> Option<(L::Batch, usize)> {
+    /// evicted and handed-off logs, oldest first) with what those logs held; `None` if it
+    /// has none.
+    fn take_backlog(self) -> Option<(L::Batch, Gathered)> {
         let backlog = self.domain().pending.take(self.id())?;
         let logs = backlog.evicted.len();
         let mut batch = backlog.carry;
+        let carried = L::batch_len(&batch);
         for (core, mut log) in backlog.evicted {
             L::gather(&mut batch, core, &mut log);
         }
-        Some((batch, logs))
+        let ops = L::batch_len(&batch) - carried;
+        Some((batch, Gathered { ops, cores: 0, backlog_logs: logs, backlog_ops: ops }))
     }
 
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
@@ -1032,6 +1089,31 @@ impl<'a, L: LogKind> Obj<'a, L> {
         } else {
             (false, 0)
         };
+        self.set_policy(lock, now, direct, score);
+    }
+
+    /// The adaptive policy's view of evictions of this object's logs from the log cache
+    /// (module docs, "Representations"): `thrashing` if they held fewer than
+    /// [`THRASH_PUSHES`] operations each, which counts `weight` towards the switch to
+    /// direct; otherwise logging pays, and the count restarts. The object lock is held.
+    fn observe_evictions(self, lock: &mut ObjectLock<'a, L>, thrashing: bool, weight: u64) {
+        let now = self.get().word.load(Ordering::Relaxed);
+        if self.domain().representation != Representation::Adaptive || now & DIRECT != 0 {
+            return;
+        }
+        let score = (now & SCORE) >> SCORE_SHIFT;
+        let (direct, score) = match thrashing {
+            false => (false, 0),
+            true if score + weight >= TO_DIRECT => (true, 0),
+            true => (false, score + weight),
+        };
+        self.set_policy(lock, now, direct, score);
+    }
+
+    /// Makes the unlock of `lock` leave the object in the representation `direct` with the
+    /// policy's `score`, giving up its slots first on a switch to direct; `now` is the word
+    /// as the holder last loaded it. The object lock is held.
+    fn set_policy(self, lock: &mut ObjectLock<'a, L>, now: u64, direct: bool, score: u64) {
         if direct && now & DIRECT == 0 {
             self.give_up_slots();
         }
@@ -1082,10 +1164,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let d = self.domain();
         let mut held = HeldSlots::lock(self, release);
         // Handed-off logs are full; evicted ones are counted as full too.
-        let (mut batch, mut ops) =
-            self.take_backlog().map_or((L::Batch::default(), 0), |(b, logs)| (b, logs * d.max_log_len));
+        let (mut batch, from_backlog) = self.take_backlog().unwrap_or_default();
+        let Gathered { backlog_logs, backlog_ops, .. } = from_backlog;
+        let mut ops = backlog_logs * d.max_log_len;
         let Some(slots) = held.slots.as_mut() else {
-            return (batch, Gathered { ops, cores: 0 });
+            return (batch, Gathered { ops, cores: 0, backlog_logs, backlog_ops });
         };
         if !release {
             // A synchronize that had to take slots will likely come back: later ones then
@@ -1122,7 +1205,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        (batch, Gathered { ops, cores })
+        (batch, Gathered { ops, cores, backlog_logs, backlog_ops })
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
@@ -1175,6 +1258,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
 struct Eviction<L: LogKind> {
     victim: NonNull<Shared<L>>,
     batch: L::Batch,
+    /// For a log evicted by another object: whether it held fewer than [`THRASH_PUSHES`]
+    /// operations (for the victim's adaptive policy); `None` for an owner's own full log.
+    thrashing: Option<bool>,
 }
 
 impl<L: LogKind> Eviction<L> {
@@ -1184,18 +1270,34 @@ impl<L: LogKind> Eviction<L> {
         // slots), and dropping an object takes its lock first, so the victim is alive until
         // the guard below unlocks it.
         let victim = Obj::<L> { ptr: self.victim, _life: PhantomData };
-        let _lock = ObjectLock::held(victim);
+        let mut lock = ObjectLock::held(victim);
         victim.apply_locked(self.batch);
+        if let Some(thrashing) = self.thrashing {
+            victim.observe_evictions(&mut lock, thrashing, 1);
+        }
     }
 }
 
 /// What a synchronize gathered (for the adaptive policy).
 #[derive(Clone, Copy, Debug, Default)]
 struct Gathered {
-    /// Operations (evicted and handed-off logs counted as full).
+    /// Operations (evicted and handed-off logs counted as full, except in
+    /// [`Obj::take_backlog`]'s own answer, which counts what they held).
     ops: usize,
     /// Cores whose slots held some.
     cores: usize,
+    /// Evicted and handed-off logs taken from the backlog.
+    backlog_logs: usize,
+    /// The operations those logs held.
+    backlog_ops: usize,
+}
+
+impl Gathered {
+    /// Whether the logs taken from the backlog held so few operations each that logging
+    /// did not pay ([`THRASH_PUSHES`]): the object keeps losing its slots.
+    fn thrashing(&self) -> bool {
+        self.backlog_logs > 0 && self.backlog_ops < self.backlog_logs * THRASH_PUSHES
+    }
 }
 
 /// The calling thread's tag, 1 to 3: consecutive threads get different ones, so a direct

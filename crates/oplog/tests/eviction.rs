@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Rng, SetOp, pin_round_robin, with_watchdog};
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered};
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation, Unordered, Update};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -158,10 +158,12 @@ fn evicted_logs_are_applied_at_once_or_parked_within_the_bound() {
 
 /// The domain's cache statistics count every miss, eviction and logged update: one thread
 /// cycling over more objects than slots misses on every update; one object never misses
-/// after its first.
+/// after its first. (Pinned to the logged representation: adaptive objects that keep losing
+/// their slots switch to direct, see below.)
 #[test]
 fn cache_stats_count_misses_evictions_and_updates() {
-    let domain = Domain::<CounterLog>::new(Config::per_thread().cache_slots(2).max_threads(2)).unwrap();
+    let config = Config::per_thread().cache_slots(2).max_threads(2).representation(Representation::Logged);
+    let domain = Domain::<CounterLog>::new(config).unwrap();
     let counters: Vec<Counter> = (0..4).map(|_| Counter::with_domain(&domain, 0)).collect();
     let before = domain.cache_stats();
     // Objects 0 and 2 share slot 0, 1 and 3 slot 1 (consecutive slab entries, consecutive
@@ -185,4 +187,46 @@ fn cache_stats_count_misses_evictions_and_updates() {
     let s = domain.cache_stats().since(&before);
     assert_eq!((s.installs, s.updates), (1, 100), "{s:?}");
     assert_eq!(s.hit_rate(), Some(0.99));
+}
+
+/// Adaptive objects that keep losing their slots (more hot objects than slots, so each log
+/// is evicted after one update) switch to direct, counters and a user's unordered type
+/// alike, in per-CPU and per-thread domains; no update is lost on the way.
+#[test]
+fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
+    #[derive(Debug)]
+    struct Add(u64);
+    impl Update for Add {
+        type Target = u64;
+        fn exec(self, t: &mut u64) {
+            *t += self.0;
+        }
+    }
+    for config in [Config::per_cpu(), Config::per_thread().max_threads(4)] {
+        let config = config.cache_slots(4);
+        let counters_domain = Domain::<CounterLog>::new(config.clone()).unwrap();
+        let adds_domain = Domain::<Unordered<Add>>::new(config).unwrap();
+        let counters: Vec<Counter> = (0..64).map(|_| Counter::with_domain(&counters_domain, 0)).collect();
+        let adds: Vec<OpLog<Unordered<Add>>> = (0..64).map(|_| OpLog::with_domain(&adds_domain, 0)).collect();
+        std::thread::scope(|s| {
+            for t in 0..3u64 {
+                let (counters, adds) = (&counters, &adds);
+                s.spawn(move || {
+                    for round in 0..200u64 {
+                        for i in 0..counters.len() {
+                            let j = (i + 7 * t as usize + round as usize) % counters.len();
+                            counters[j].inc();
+                            adds[j].update(Add(t + 1));
+                        }
+                    }
+                });
+            }
+        });
+        let direct = counters.iter().filter(|c| c.as_oplog().representation() == Representation::Direct).count();
+        assert!(direct > counters.len() / 2, "only {direct} of {} thrashing counters went direct", counters.len());
+        let direct = adds.iter().filter(|o| o.representation() == Representation::Direct).count();
+        assert!(direct > adds.len() / 2, "only {direct} of {} thrashing objects went direct", adds.len());
+        assert!(counters.iter().all(|c| c.read() == 600));
+        assert!(adds.iter().all(|o| o.read(|v| *v) == 200 * 6));
+    }
 }

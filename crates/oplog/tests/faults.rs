@@ -443,13 +443,16 @@ fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
 /// Issue 16, item 1: an update that must first apply the object's backlog, in which an
 /// operation panics, is kept (the panic reaches it, as documented, but the update is
 /// logged before the panic resumes). Deterministic: one thread, one slot per core, so each
-/// update of `b` evicts `a`'s log into `a`'s backlog until the backlog is full.
+/// update of `b` evicts `a`'s log into `a`'s backlog until the backlog is full. Pinned to
+/// the logged representation: adaptive objects evicted this often switch to direct, and the
+/// evictor that switches `a` would apply its backlog instead (see the next test).
 #[test]
 fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
     quiet_expected_panics();
     with_watchdog("update applying a panicking backlog", LIMIT, || {
         for config in [Config::per_cpu(), Config::per_thread()] {
-            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(1)).unwrap();
+            let config = config.cache_slots(1).representation(oplog::Representation::Logged);
+            let d = Domain::<Ordered<CountedOp>>::new(config).unwrap();
             let execs = Arc::new(AtomicUsize::new(0));
             let a = OpLog::with_domain(&d, BTreeSet::new());
             let b = OpLog::with_domain(&d, BTreeSet::new());
@@ -470,6 +473,48 @@ fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
                     }
                     let k = panicked_at.expect("a full backlog was applied by an update");
                     assert_eq!(a.read(sorted), (1..=k).collect::<Vec<_>>(), "the update that applied it was kept");
+                });
+            });
+        }
+    });
+}
+
+/// The adaptive version of the test above: `a`'s logs are evicted after one update each, so
+/// an evictor (an update of `b`) switches `a` to direct and applies its backlog, whose
+/// first operation panics. The panic reaches that update of `b` (or a later update of `a`),
+/// as the crate docs list, and every update that did not panic is kept, the evictor's own
+/// included.
+#[test]
+fn fault_an_evictor_that_switches_its_victim_keeps_its_update() {
+    quiet_expected_panics();
+    with_watchdog("evictor switching a victim with a panicking backlog", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(1)).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let a = OpLog::with_domain(&d, BTreeSet::new());
+            let b = OpLog::with_domain(&d, BTreeSet::new());
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    pin_round_robin(0);
+                    a.update(CountedOp::panicking(&execs));
+                    let (mut to_a, mut to_b) = (Vec::new(), Vec::new());
+                    let mut panicked = false;
+                    for k in 0..=4 * d.backlog_limit() as u64 {
+                        for (o, keys) in [(&b, &mut to_b), (&a, &mut to_a)] {
+                            let r = catch_unwind(AssertUnwindSafe(|| o.update(CountedOp::new(SetOp::Add(k), &execs))));
+                            keys.push(k);
+                            if let Err(p) = r {
+                                assert!(panic_text(p).contains("panics on purpose"));
+                                panicked = true;
+                            }
+                        }
+                        if panicked {
+                            break;
+                        }
+                    }
+                    assert!(panicked, "the panicking operation ran");
+                    assert_eq!(a.read(sorted), to_a, "no update of `a` was lost");
+                    assert_eq!(b.read(sorted), to_b, "no update of `b` was lost, the evictor's included");
                 });
             });
         }

@@ -31,6 +31,7 @@
 //! | `slot_lock_owner_and_remote` | per-slot lock, owner fast path against a synchronizer's remote acquisition (per-thread slots) |
 //! | `slot_lock_shared_on_one_cpu` | per-slot spin lock: two threads on one CPU and a synchronizer |
 //! | `eviction_races_synchronize` | a log-cache miss moving a victim's log to its backlog while the victim synchronizes |
+//! | `eviction_races_a_concurrent_read` | a log-cache miss applying (counter) or backlogging (unordered) a victim's log and clearing its core bit, against a read of the victim on the concurrent path |
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //!
@@ -130,6 +131,42 @@ fn eviction_races_synchronize() {
         assert_eq!((a.read(), b.read()), (1, 1));
         drop((a, b));
         assert_eq!(d.pending_objects(), 0, "nothing left behind");
+    });
+}
+
+/// An eviction takes the victim's log out of its slot and clears the victim's bit for that
+/// core; a read of the victim on the concurrent path, racing it, still sees the update the
+/// log held (before the bit was cleared only once the log was in the backlog or readers
+/// were excluded, such a read skipped the slot and missed the log).
+#[test]
+fn eviction_races_a_concurrent_read() {
+    loom_model("eviction_races_a_concurrent_read/counter", 3, || {
+        let d = counter_domain(1);
+        let a = Arc::new(Counter::with_domain(&d, 0));
+        let b = Counter::with_domain(&d, 0);
+        assert_eq!(a.read(), 0, "a read through the lock biases the object");
+        a.inc();
+        let reader = {
+            let a = a.clone();
+            thread::spawn(move || assert_eq!(a.read(), 1, "the completed increment is seen"))
+        };
+        b.inc();
+        reader.join().unwrap();
+        assert_eq!((a.read(), b.read()), (1, 1));
+    });
+    loom_model("eviction_races_a_concurrent_read/unordered", 3, || {
+        let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(1).cache_slots(1)).unwrap();
+        let a = Arc::new(OpLog::with_domain(&d, 0));
+        let b = OpLog::with_domain(&d, 0);
+        assert_eq!(a.read(|v| *v), 0, "a read through the lock biases the object");
+        a.update(Add(1));
+        let reader = {
+            let a = a.clone();
+            thread::spawn(move || assert_eq!(a.read(|v| *v), 1, "the completed update is seen"))
+        };
+        b.update(Add(1));
+        reader.join().unwrap();
+        assert_eq!((a.read(|v| *v), b.read(|v| *v)), (1, 1));
     });
 }
 
@@ -317,6 +354,16 @@ fn a_slot_in_spin_mode() {
         writer.join().unwrap();
         assert_eq!(c.read(), 2);
     });
+}
+
+/// An addition, as a user writes it (its logs wait in the backlog when evicted).
+struct Add(u64);
+
+impl Update for Add {
+    type Target = u64;
+    fn exec(self, sum: &mut u64) {
+        *sum += self.0;
+    }
 }
 
 /// An addition whose logs may be applied alone.
