@@ -743,9 +743,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // A log that may be applied alone is applied at once if the victim's lock is
             // free (a try-lock: the reverse of the usual lock order); every other log goes
             // to the victim's backlog, with no lock, no barrier and no other core's slot.
-            if L::APPLY_ALONE && !reentry::involved(v.id() as usize) && v.try_lock_raw() {
+            let mut cleared = false;
+            let locked = |cleared: &mut bool| {
+                !reentry::involved(v.id() as usize) && v.try_lock_evicting(clear).map(|c| *cleared = c).is_some()
+            };
+            if L::APPLY_ALONE && locked(&mut cleared) {
                 // The victim stops looking quiescent to concurrent readers when this slot
                 // publishes its new owner: they must wait for the apply.
+                // (Biased, the bit waits until they are gone: one that passed the bias
+                // check may not have loaded the mask yet.)
                 v.exclude_readers();
                 let mut batch = v.backlog_batch();
                 L::gather(&mut batch, core, &mut log);
@@ -760,18 +766,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
                 let observe = thrashing
                     && d.representation == Representation::Adaptive
-                    && !reentry::involved(v.id() as usize)
-                    && {
-                        let seen = v.get().word.load(Ordering::Relaxed);
-                        seen & DIRECT == 0 && v.try_lock_seen(seen)
-                    };
+                    && v.get().word.load(Ordering::Relaxed) & DIRECT == 0
+                    && locked(&mut cleared);
                 d.pending.push_evicted(v.id(), core, log);
                 d.stats.count(core, Event::EvictionToBacklog);
                 if observe {
                     eviction = Some(Eviction { victim: v.ptr, batch: L::Batch::default(), thrashing: Some(true) });
                 }
             }
-            if clear != 0 {
+            if clear != 0 && !cleared {
                 v.get().word.fetch_and(!clear, Ordering::SeqCst);
             }
         }
@@ -889,6 +892,28 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline]
     fn try_lock_raw(self) -> bool {
         self.try_lock_seen(self.get().word.load(Ordering::Relaxed))
+    }
+
+    /// [`Obj::try_lock_raw`] for an evictor holding this object's slot on the core whose
+    /// bit is `clear` (0: none), after taking its log out: the same compare-and-swap also
+    /// clears that bit when the object is not biased: no read on the concurrent path can
+    /// then be running (whoever cleared the bias waited for them, and only a lock holder
+    /// sets it), so none can skip the slot for the missing bit (see `install`). A biased
+    /// object's bit must wait until its readers are gone (or the log is in its backlog):
+    /// a reader that passed the bias check may load the mask after the bit went. `None` if
+    /// the lock was taken; otherwise whether the bit was cleared.
+    fn try_lock_evicting(self, clear: u64) -> Option<bool> {
+        let word = &self.get().word;
+        let mut now = word.load(Ordering::Relaxed);
+        while now & LOCK == 0 {
+            let c = if now & BIAS == 0 { clear } else { 0 };
+            let order = if c == 0 { Ordering::Acquire } else { Ordering::SeqCst };
+            match word.compare_exchange(now, (now | LOCK) & !c, order, Ordering::Relaxed) {
+                Ok(_) => return Some(c != 0),
+                Err(seen) => now = seen,
+            }
+        }
+        None
     }
 
     /// [`Obj::try_lock_raw`], starting from `seen`, a value of the word just loaded.
