@@ -18,8 +18,8 @@ fn scratch_dir(name: &str) -> PathBuf {
 }
 
 /// The `counter` experiment's implementation ids (stable: scripts read them).
-const COUNTER_IMPLS: [&str; 6] =
-    ["oplog-percpu", "oplog-perthread", "atomic", "mutex", "percore-atomic", "percore-store"];
+const COUNTER_IMPLS: [&str; 7] =
+    ["oplog-percpu", "oplog-perthread", "atomic", "mutex", "percore-atomic", "fast-counter", "percore-store"];
 
 #[test]
 fn counter_json_run_writes_lines_csv_and_svg() {

@@ -110,7 +110,8 @@
 //!   score; `TO_DIRECT` (4) such reads in a row switch the object to direct; a read that
 //!   finds more resets the score. Evictions weigh too (issue 14: more hot objects than
 //!   log-cache slots): a log evicted from the cache before it took `THRASH_PUSHES` (8)
-//!   operations did not pay for its miss, and raises the score like such a read (the
+//!   operations did not pay for its miss, and raises the score twice as much as such a
+//!   read (`THRASH_WEIGHT`: two such evictions in a row switch; the
 //!   evictor holds the victim's lock from its try-lock, and weighs it once its slot is
 //!   released); an evicted log that took more resets it; a backlog the victim finds full
 //!   of such logs switches it at once. An object that misses the cache on most of its
@@ -212,9 +213,15 @@ const OVER_ONCE: u64 = 32;
 /// Logged representation: a log evicted from the cache before its object's updates
 /// pushed this many operations into it did not pay for its slot (a miss costs several
 /// direct updates; measured with `oplog-bench objects`). Such evictions count towards the
-/// switch to direct like reads that find little logged, [`TO_DIRECT`] in a row; an
-/// object whose backlog fills with such logs switches at once.
+/// switch to direct like reads that find little logged, each weighing [`THRASH_WEIGHT`];
+/// an object whose backlog fills with such logs switches at once.
 const THRASH_PUSHES: usize = 8;
+/// What one eviction of a log that did not pay weighs towards the switch to direct (of
+/// [`TO_DIRECT`]): two in a row switch. Stronger evidence than a read that found little
+/// logged (the log lost its slot before it could pay), and every miss until the switch
+/// costs an eviction: with 65,536 objects updated uniformly, objects are updated about 20
+/// times in a 200 ms repetition, so four evictions each would be most of their updates.
+const THRASH_WEIGHT: u64 = 2;
 
 /// A full log holding this many times the domain's limit makes the flush wait for a
 /// synchronize already in progress instead of leaving the log to it; so does a backlog of
@@ -1298,7 +1305,7 @@ impl<L: LogKind> Eviction<L> {
         let mut lock = ObjectLock::held(victim);
         victim.apply_locked(self.batch);
         if let Some(thrashing) = self.thrashing {
-            victim.observe_evictions(&mut lock, thrashing, 1);
+            victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT);
         }
     }
 }

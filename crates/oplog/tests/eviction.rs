@@ -202,6 +202,8 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
             *t += self.0;
         }
     }
+    // Each object loses its slot about once per round (a moment under Miri).
+    const ROUNDS: u64 = if cfg!(miri) { 8 } else { 200 };
     for config in [Config::per_cpu(), Config::per_thread().max_threads(4)] {
         let config = config.cache_slots(4);
         let counters_domain = Domain::<CounterLog>::new(config.clone()).unwrap();
@@ -212,7 +214,7 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
             for t in 0..3u64 {
                 let (counters, adds) = (&counters, &adds);
                 s.spawn(move || {
-                    for round in 0..200u64 {
+                    for round in 0..ROUNDS {
                         for i in 0..counters.len() {
                             let j = (i + 7 * t as usize + round as usize) % counters.len();
                             counters[j].inc();
@@ -226,7 +228,7 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
         assert!(direct > counters.len() / 2, "only {direct} of {} thrashing counters went direct", counters.len());
         let direct = adds.iter().filter(|o| o.representation() == Representation::Direct).count();
         assert!(direct > adds.len() / 2, "only {direct} of {} thrashing objects went direct", adds.len());
-        assert!(counters.iter().all(|c| c.read() == 600));
-        assert!(adds.iter().all(|o| o.read(|v| *v) == 200 * 6));
+        assert!(counters.iter().all(|c| c.read() == 3 * ROUNDS as i64));
+        assert!(adds.iter().all(|o| o.read(|v| *v) == 6 * ROUNDS));
     }
 }

@@ -3,13 +3,16 @@
 //! * x86-64: `rdtscp`. It waits until every earlier instruction has executed and every
 //!   earlier load is globally visible before it reads the counter (Intel SDM, RDTSCP), so a
 //!   timestamp taken after observing another core's write is read after that write arrived.
-//!   It is issued through `asm!` without `nomem`, so the compiler cannot move memory
+//!   Later instructions, though, "may begin execution before the read operation is
+//!   performed": an `lfence` after it (the SDM's remedy) keeps every later load after the
+//!   reading, which a snapshot's start time needs (RLU's, TL2's, OCC's and MVCC's start,
+//!   003 §4). It is issued through `asm!` without `nomem`, so the compiler cannot move memory
 //!   operations across it either. The same instruction returns `IA32_TSC_AUX`, which Linux
 //!   sets to `node << 12 | cpu`; [`crate::cpu`] validates that before trusting it.
 //!   Invariance is CPUID leaf `0x8000_0007`, EDX bit 8 ("invariant TSC": constant rate in
 //!   every P-, C- and T-state, 003 §2).
-//! * aarch64: `cntvct_el0` after an `isb`, so the read cannot be satisfied before earlier
-//!   instructions complete. The generic timer runs at a constant architected rate, so it is
+//! * aarch64: `cntvct_el0` between two `isb`s, so the read cannot be satisfied before
+//!   earlier instructions complete, nor later ones before it. The generic timer runs at a constant architected rate, so it is
 //!   treated as invariant.
 //! * elsewhere: no hardware clock; [`crate::Source::Monotonic`] is used instead.
 
@@ -33,9 +36,10 @@ pub(crate) fn read_with_aux() -> (u64, u32) {
     let aux: u32;
     // SAFETY: `rdtscp` reads the time-stamp counter and TSC_AUX into eax/edx/ecx and touches
     // no memory; callers only reach it after `hardware_clock_available` confirmed through
-    // CPUID that the instruction exists. No `nomem` option: it doubles as a compiler barrier.
+    // CPUID that the instruction exists. `lfence` (SSE2, part of every x86-64 CPU) touches no
+    // memory either. No `nomem` option: the pair doubles as a compiler barrier.
     unsafe {
-        core::arch::asm!("rdtscp", out("eax") lo, out("edx") hi, out("ecx") aux,
+        core::arch::asm!("rdtscp", "lfence", out("eax") lo, out("edx") hi, out("ecx") aux,
             options(nostack, preserves_flags));
     }
     ((u64::from(hi) << 32) | u64::from(lo), aux)
@@ -57,7 +61,7 @@ pub(crate) fn read() -> u64 {
     // kernel enables CNTKCTL_EL1.EL0VCTEN); neither touches memory. No `nomem`: the block
     // is also a compiler barrier.
     unsafe {
-        core::arch::asm!("isb", "mrs {t}, cntvct_el0", t = out(reg) t, options(nostack, preserves_flags));
+        core::arch::asm!("isb", "mrs {t}, cntvct_el0", "isb", t = out(reg) t, options(nostack, preserves_flags));
     }
     t
 }

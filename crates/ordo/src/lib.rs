@@ -8,7 +8,7 @@
 //! (`ORDO_BOUNDARY`). With it, Ordo offers the API of 003 Figure 3:
 //!
 //! * [`Clock::get_time`]: the current clock, read so it cannot be satisfied before earlier
-//!   loads (see [`hw`](crate) notes in [`Ordo`]);
+//!   loads, nor later loads before it (see [`hw`](crate) notes in [`Ordo`]);
 //! * [`Clock::new_time`]`(t)`: a time that every core's clock certainly considers after `t`
 //!   (it waits until the local clock exceeds `t + boundary`);
 //! * [`Clock::cmp_time`]`(a, b)`: [`TimeOrder::Before`], [`TimeOrder::After`], or

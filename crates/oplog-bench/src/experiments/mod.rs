@@ -23,12 +23,17 @@ pub mod impls;
 pub mod list;
 pub mod lru;
 pub mod memory;
+pub mod metrics;
 pub mod notify;
 pub mod objects;
 pub mod read_mix;
 pub mod refcount;
+pub mod rlu;
 pub mod spinlock;
 pub mod stat;
+pub mod stm;
+pub mod timestamps;
+pub mod txn;
 
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
@@ -47,6 +52,10 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &lru::LRU,
     &objects::ObjectsExperiment,
     &refcount::RefcountExperiment,
+    &rlu::RluExperiment,
+    &stm::StmExperiment,
+    &txn::TxnExperiment,
+    &metrics::METRICS,
     &commuter::CommuterExperiment,
 ];
 
