@@ -9,7 +9,11 @@
 //!
 //! Counting costs nothing on the update fast path: every event is counted where it
 //! happens, on a slow path (taking a slot, handing a log off, a synchronize's gather),
-//! with a relaxed `fetch_add` on a line of the core's own stripe. Updates are counted when
+//! with a relaxed load and store (no read-modify-write: a miss must stay cheap) on a line
+//! of the core's own stripe. So a count can be lost when two threads bump one stripe at
+//! once: a thread preempted between its load and its store on a CPU another thread then
+//! uses, or more than 64 cores sharing stripes. These are statistics, not
+//! synchronization. Updates are counted when
 //! their slot's count of pushes is reset: when their log is gathered by a synchronize, or
 //! evicted, or the object takes the slot again after losing it. So `updates` lags behind
 //! the updates made by at most the pushes still sitting in slots (at most `cache_slots`
@@ -76,19 +80,19 @@ impl CacheCounters {
             Event::Install => &s.installs,
             Event::EvictionApplied => &s.evictions,
             Event::EvictionToBacklog => {
-                s.evictions.fetch_add(1, Ordering::Relaxed);
+                bump(&s.evictions, 1);
                 &s.evictions_to_backlog
             }
             Event::HandOff => &s.hand_offs,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        bump(counter, 1);
     }
 
     /// Counts `pushes` updates of `core` whose slot count was just reset (nothing when 0).
     #[inline]
     pub(crate) fn retire(&self, core: usize, pushes: u32) {
         if pushes != 0 {
-            self.stripe(core).updates.fetch_add(u64::from(pushes), Ordering::Relaxed);
+            bump(&self.stripe(core).updates, u64::from(pushes));
         }
     }
 
@@ -103,6 +107,13 @@ impl CacheCounters {
             hand_offs: sum(|s| &s.hand_offs),
         }
     }
+}
+
+/// Adds `n` to a counter of the calling core's stripe (see the module docs for why not a
+/// `fetch_add`).
+#[inline(always)]
+fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
 /// What a domain's log caches did since the domain was built

@@ -822,9 +822,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // A synchronize is running: it or the next will take the backlog.
             None => return false,
         };
-        let gathered = if L::APPLY_ALONE { self.apply_backlog_alone() } else { self.sync_locked() };
-        // A backlog full of logs that held little: the object keeps losing its slots.
-        self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
+        if L::APPLY_ALONE {
+            // Their evictions were weighed one by one, by the evictors that applied them (and
+            // a folded log's batch length is no count of operations).
+            self.apply_backlog_alone();
+        } else {
+            // A backlog full of logs that held little: the object keeps losing its slots.
+            let gathered = self.sync_locked();
+            self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
+        }
         drop(lock);
         true
     }
@@ -833,12 +839,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// sent (kinds whose logs may be applied alone, [`LogKind::APPLY_ALONE`]; each core's
     /// handed-off or evicted logs are older than what its slot holds now, so per-core order
     /// is kept). The object lock is held.
-    fn apply_backlog_alone(self) -> Gathered {
-        let Some((batch, gathered)) = self.take_backlog() else {
-            return Gathered::default();
-        };
-        self.apply_locked(batch);
-        gathered
+    fn apply_backlog_alone(self) {
+        if let Some((batch, _)) = self.take_backlog() {
+            self.apply_locked(batch);
+        }
     }
 
     /// The object's whole backlog as a batch to apply alone, to which the caller adds a
