@@ -23,13 +23,18 @@ Environment (a malformed value exits with status 2 before any run):
   ORDO_CALIBRATION_RUNS=<n>      exchanges per ordered CPU pair when calibrating, at least 1
                                  [default: 5000]";
 
+/// How to compare two runs, for `--help` and the overview.
+pub const COMPARE: &str = "`oplog-bench compare OLD_DIR NEW_DIR [--out DIR]` compares two runs' output \
+directories (their `all.jsonl`): per experiment, id and point, the ratio new/old (above 1.00x is \
+better) with its noise band from the recorded min and max.";
+
 /// The end of `oplog-bench --help`: pinning, where to find per-experiment help, and the
 /// `ORDO_*` variables.
 pub fn after_help() -> String {
     format!(
         "Threads are pinned round-robin over the CPUs this process may use.\n\n\
          `oplog-bench help` lists every experiment and its ids; `oplog-bench help EXPERIMENT` \
-         (or `oplog-bench EXPERIMENT --help`) describes one.\n\n{ENVIRONMENT}"
+         (or `oplog-bench EXPERIMENT --help`) describes one.\n\n{COMPARE}\n\n{ENVIRONMENT}"
     )
 }
 
@@ -86,7 +91,7 @@ pub fn overview() -> String {
         out,
         "\n{ALL}: every experiment above (`--skip LIST` leaves some out).\n\n\
          `oplog-bench help EXPERIMENT` (or `oplog-bench EXPERIMENT --help`) describes one; \
-         `oplog-bench --help` lists the flags."
+         `oplog-bench --help` lists the flags.\n\n{COMPARE}"
     );
     out
 }

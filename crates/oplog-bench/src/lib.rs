@@ -5,6 +5,8 @@
 //!
 //! - [`cli`]: flags and their validation;
 //! - [`help`]: per-experiment help and the overview of every experiment's ids;
+//! - [`compare`]: `oplog-bench compare OLD_DIR NEW_DIR`, the ratios between two runs with
+//!   their noise bands;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`pin`]: CPU affinity and the current CPU id;
 //! - [`spin`]: busy work and cycle counts in clock ticks;
@@ -23,6 +25,7 @@ use clap::Parser;
 
 pub mod alloc_count;
 pub mod cli;
+pub mod compare;
 pub mod experiments;
 pub mod harness;
 pub mod help;
@@ -43,6 +46,9 @@ use output::Sink;
 /// status 1.
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    if let Some(args) = compare::request(&args) {
+        return compare::main(&args);
+    }
     if let Some(request) = help::request(&args) {
         return match help::render(&request) {
             Ok(text) => {

@@ -310,3 +310,58 @@ fn per_experiment_help_names_ids_parameters_and_the_environment() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no experiment is called 'nope'"));
 }
+
+#[test]
+fn compare_two_counter_runs_lists_every_id_and_writes_the_report() {
+    let dir = scratch_dir("compare");
+    let (a, b, report) = (dir.join("A"), dir.join("B"), dir.join("report"));
+    for run in [&a, &b] {
+        let out = bench(&[
+            "counter",
+            "--quick",
+            "--threads",
+            "1",
+            "--duration-ms",
+            "5",
+            "--reps",
+            "1",
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = bench(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--out", report.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for id in COUNTER_IMPLS {
+        let row =
+            stdout.lines().find(|l| l.starts_with(&format!("{id} "))).unwrap_or_else(|| panic!("no {id}:\n{stdout}"));
+        assert!(row.contains("1T") && row.contains('x'), "{row}");
+    }
+    assert!(stdout.contains("7 points in both runs:"), "{stdout}");
+    assert!(stdout.contains("0 added, 0 removed."), "{stdout}");
+    let md = std::fs::read_to_string(report.join("compare.md")).expect("compare.md");
+    for id in COUNTER_IMPLS {
+        assert!(md.contains(&format!("| {id} | 1T |")), "{md}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_with_a_missing_dir_or_a_bad_line_exits_2_naming_it() {
+    let dir = scratch_dir("compare-bad");
+    let missing = dir.join("missing");
+    let out = bench(&["compare", missing.to_str().unwrap(), missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{} has no all.jsonl", missing.display())), "{stderr}");
+
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("all.jsonl"), "{\"annex\":\"x\"}\n{\"experiment\":\"counter\"}\n").unwrap();
+    let out = bench(&["compare", bad.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:2: not a record", bad.join("all.jsonl").display())), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

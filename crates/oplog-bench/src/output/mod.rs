@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::experiments::{Experiment, Metric, XAxis};
@@ -34,7 +34,7 @@ pub mod verdict;
 /// Serialised (JSON and CSV) with the field names `experiment`, `impl`, `threads`,
 /// `ops_per_sec`, `min_ops_per_sec`, `max_ops_per_sec`, `reps`, `duration_ms`, followed by
 /// the experiment-specific fields of [`Record::extra`] at the top level.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The experiment's [`name`](Experiment::name).
     pub experiment: String,

@@ -117,7 +117,7 @@ fn points(axis: XAxis, metric: Metric, records: &[Record]) -> BTreeMap<usize, Ve
 
 /// `a` relative to `b`, oriented so that above 1 means `a` is better (for a metric where
 /// `higher_is_better`, `a / b`; otherwise `b / a`); `None` when not finite.
-pub(super) fn oriented(higher_is_better: bool, a: f64, b: f64) -> Option<f64> {
+pub(crate) fn oriented(higher_is_better: bool, a: f64, b: f64) -> Option<f64> {
     let ratio = if higher_is_better { a / b } else { b / a };
     ratio.is_finite().then_some(ratio)
 }
