@@ -177,6 +177,11 @@ impl Metric {
     /// Median operations per second (all threads together).
     pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s", higher_is_better: true };
 
+    /// Median transactions per second (all threads together): `ops_per_sec` of the
+    /// transactional experiments.
+    pub const TRANSACTIONS_PER_SEC: Metric =
+        Metric { key: "ops_per_sec", label: "transactions/s", higher_is_better: true };
+
     /// The record's value of this metric, or `None` if the record lacks a numeric one.
     pub fn value(&self, record: &Record) -> Option<f64> {
         if self.key == "ops_per_sec" {

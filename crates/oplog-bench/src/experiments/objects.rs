@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use oplog::{CacheStats, Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
+use oplog::{CacheStats, Config, Counter, CounterLog, Domain, LogKind, OpLog, Representation, Unordered, Update};
 
 use crate::experiments::read_mix::SplitMix64;
 use crate::experiments::{Experiment, XAxis};
@@ -204,8 +204,7 @@ impl<const PER_THREAD: bool> Objects for OplogCounters<PER_THREAD> {
     }
 
     fn bytes_per_object(&self) -> f64 {
-        (std::mem::size_of::<Counter>() * self.objects.len() + self.domain.object_footprint()) as f64
-            / self.objects.len() as f64
+        oplog_bytes_per_object(&self.domain, size_of::<Counter>(), self.objects.len())
     }
 
     fn fixed_bytes(&self) -> usize {
@@ -213,9 +212,25 @@ impl<const PER_THREAD: bool> Objects for OplogCounters<PER_THREAD> {
     }
 
     fn oplog(&self) -> Option<(CacheStats, f64)> {
-        let direct = self.objects.iter().filter(|c| c.as_oplog().representation() == Representation::Direct).count();
-        Some((self.domain.cache_stats(), direct as f64 / self.objects.len() as f64))
+        Some(oplog_caches(&self.domain, self.objects.iter().map(|c| c.as_oplog().representation())))
     }
+}
+
+/// An OpLog implementation's bytes per object: its `n` handles of `handle` bytes plus the
+/// domain's slab, per object.
+fn oplog_bytes_per_object<L: LogKind>(domain: &Domain<L>, handle: usize, n: usize) -> f64 {
+    (handle * n + domain.object_footprint()) as f64 / n as f64
+}
+
+/// What an OpLog domain's caches did, and the share of its objects (whose representations
+/// are `reps`) the adaptive policy left direct.
+fn oplog_caches<L: LogKind>(
+    domain: &Domain<L>,
+    reps: impl ExactSizeIterator<Item = Representation>,
+) -> (CacheStats, f64) {
+    let n = reps.len();
+    let direct = reps.filter(|r| *r == Representation::Direct).count();
+    (domain.cache_stats(), direct as f64 / n as f64)
 }
 
 /// `atomic`: one `AtomicU64` per object.
@@ -334,8 +349,7 @@ impl Objects for OplogRoutes {
     }
 
     fn bytes_per_object(&self) -> f64 {
-        (std::mem::size_of::<OpLog<Unordered<Request>>>() * self.objects.len() + self.domain.object_footprint()) as f64
-            / self.objects.len() as f64
+        oplog_bytes_per_object(&self.domain, size_of::<OpLog<Unordered<Request>>>(), self.objects.len())
     }
 
     fn fixed_bytes(&self) -> usize {
@@ -343,8 +357,7 @@ impl Objects for OplogRoutes {
     }
 
     fn oplog(&self) -> Option<(CacheStats, f64)> {
-        let direct = self.objects.iter().filter(|o| o.representation() == Representation::Direct).count();
-        Some((self.domain.cache_stats(), direct as f64 / self.objects.len() as f64))
+        Some(oplog_caches(&self.domain, self.objects.iter().map(OpLog::representation)))
     }
 }
 

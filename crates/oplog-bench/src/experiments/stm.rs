@@ -315,7 +315,7 @@ impl Experiment for StmExperiment {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: "ops_per_sec", label: "transactions/s", higher_is_better: true }
+        Metric::TRANSACTIONS_PER_SEC
     }
 
     fn log_y(&self) -> bool {
