@@ -116,8 +116,30 @@ pub(crate) fn hardware_clock_available() -> bool {
 
 /// The OS monotonic clock in nanoseconds (`CLOCK_MONOTONIC`, which Linux keeps monotonic
 /// across CPUs).
+///
+/// Under Miri (where it stands in for the hardware clock) the reading is bracketed by
+/// `SeqCst` fences. Miri's memory model knows nothing of clocks: without them it lets a load
+/// after one thread's reading miss a store another thread made before an earlier reading,
+/// which the hardware rules out (`rdtscp` reads after earlier loads and locked
+/// read-modify-writes are globally visible, and the `lfence` after it keeps later loads
+/// after the reading; see the module docs). Miri orders `SeqCst` fences in the order it
+/// executes them, which its clock follows, so the fences give the reading that causality.
+/// They are stronger than the hardware in one respect, stated so no test leans on it: a
+/// *plain* store before a reading may still sit in an x86 store buffer when the counter is
+/// read; only a locked read-modify-write (or a fence) before the reading is ordered.
 #[inline]
 pub(crate) fn monotonic_ns() -> u64 {
+    #[cfg(miri)]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    let t = monotonic_ns_unfenced();
+    #[cfg(miri)]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    t
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+#[inline]
+fn monotonic_ns_unfenced() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is supported everywhere
     // this crate builds (Linux, the BSDs, macOS).
