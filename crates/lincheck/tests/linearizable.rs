@@ -7,7 +7,9 @@
 //! structure, write its adapter (or its plan) in `common/` and add a line here.
 //!
 //! First the OpLog core's own objects (the counter, sets over `OpLog`, objects evicting each
-//! other), then every OpLog structure of `oplog-structures`, half of its histories in a
+//! other, eviction storms in which other objects are created and dropped under every
+//! representation; the storms share the histories among their six configurations), then
+//! every OpLog structure of `oplog-structures`, half of its histories in a
 //! per-CPU domain and half in a per-thread one. The absorbing ones (both rmaps, two of the lists, the open-file list)
 //! get plans that keep their identity rule: each thread adds and removes only items of its
 //! own, alternately, while reads see every thread's (`common/structures.rs`).
@@ -17,7 +19,10 @@ mod common;
 use common::structures::{
     Structure, any_set_plans, entry_plans, identity_set_plans, lru_plans, open_files_plans, queue_plans, rmap_plans,
 };
-use common::{CollidingSets, CounterAdapter, SetAdapter, SwitchingSetAdapter, check, check_both_slot_kinds};
+use common::{
+    CollidingSets, CounterAdapter, SetAdapter, SwitchingSetAdapter, check, check_both_slot_kinds, check_with,
+    counter_storm, set_storm,
+};
 use oplog::{Config, Domain, LogKind, Representation};
 use oplog_model::lru::LruModel;
 use oplog_model::namecache::EntryModel;
@@ -112,6 +117,34 @@ fn ordered_sets_evicting_each_other_per_cpu() {
 #[test]
 fn ordered_sets_evicting_each_other_per_thread() {
     check(CollidingSets::new(Config::per_thread().max_log_len(3), "per-thread, logs of 3"));
+}
+
+/// Eviction storms under every representation and both slot kinds, histories split evenly
+/// among the six (each run checks a pair of objects in a one-slot domain while churns
+/// create, update and drop other objects of it).
+fn storms<A: oplog_lincheck::Adapter>(storm: impl Fn(Config, String) -> A)
+where
+    <A::Model as oplog_model::Model>::Op: Send + Sync,
+    <A::Model as oplog_model::Model>::Ret: Send,
+{
+    let env = oplog_lincheck::Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let share = oplog_lincheck::Config::new(env.histories().div_ceil(6)).seed(env.get_seed());
+    for (slots, config) in [("per-CPU", Config::per_cpu()), ("per-thread", Config::per_thread())] {
+        for representation in [Representation::Adaptive, Representation::Logged, Representation::Direct] {
+            let label = format!("{slots}, {representation:?}");
+            check_with(storm(config.clone().representation(representation), label), &share);
+        }
+    }
+}
+
+#[test]
+fn counters_in_an_eviction_storm() {
+    storms(counter_storm);
+}
+
+#[test]
+fn ordered_sets_in_an_eviction_storm() {
+    storms(set_storm);
 }
 
 /// A fresh domain for `config`.

@@ -11,7 +11,7 @@
 pub mod structures;
 
 use oplog::log::Queue;
-use oplog::{Counter, CounterLog, Domain, OpLog, Update};
+use oplog::{Counter, CounterLog, Domain, LogKind, OpLog, Update};
 use oplog_lincheck::{Adapter, Config, Report, Rng, independent, run};
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp, SetRet};
@@ -99,11 +99,15 @@ impl Adapter for CounterAdapter {
         CounterObject(Counter::with_domain(&self.domain, 0))
     }
     fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<CounterOp>> {
-        independent(rng, threads, ops, |rng| match rng.u8(0..10) {
-            0..4 => CounterOp::Inc,
-            4..6 => CounterOp::Dec,
-            _ => CounterOp::Read,
-        })
+        independent(rng, threads, ops, random_counter_op)
+    }
+}
+
+fn random_counter_op(rng: &mut Rng) -> CounterOp {
+    match rng.u8(0..10) {
+        0..4 => CounterOp::Inc,
+        4..6 => CounterOp::Dec,
+        _ => CounterOp::Read,
     }
 }
 
@@ -215,11 +219,11 @@ impl<M: Model> Model for Pair<M> {
     }
 }
 
-/// Two ordered OpLog sets, each operation tagged with the one it acts on.
-pub struct SetPair(pub [SetObject<true>; 2]);
+/// Two objects of one kind, each operation tagged with the one it acts on ([`Pair`]).
+pub struct ObjectPair<O>(pub [O; 2]);
 
-impl Concurrent<Pair<SetModel>> for SetPair {
-    fn call(&self, (second, op): &(bool, SetOp)) -> SetRet {
+impl<M: Model, O: Concurrent<M>> Concurrent<Pair<M>> for ObjectPair<O> {
+    fn call(&self, (second, op): &(bool, M::Op)) -> M::Ret {
         self.0[usize::from(*second)].call(op)
     }
 }
@@ -239,16 +243,16 @@ impl CollidingSets {
 
 impl Adapter for CollidingSets {
     type Model = Pair<SetModel>;
-    type Object = SetPair;
+    type Object = ObjectPair<SetObject<true>>;
     fn model(&self) -> Pair<SetModel> {
         Pair::new(SetModel)
     }
     fn name(&self) -> String {
         format!("two ordered sets evicting each other, {}", self.label)
     }
-    fn new_object(&self) -> SetPair {
+    fn new_object(&self) -> Self::Object {
         let set = || SetObject(OpLog::with_domain(&self.domain, BTreeSet::new()));
-        SetPair([set(), set()])
+        ObjectPair([set(), set()])
     }
     fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<(bool, SetOp)>> {
         independent(rng, threads, ops, |rng| (rng.bool(), random_set_op(rng, true)))
@@ -289,5 +293,127 @@ impl Adapter for SwitchingSetAdapter {
     }
     fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<SetOp>> {
         self.0.plans(rng, threads, ops)
+    }
+}
+
+/// `M` plus one operation outside it, `None`: a *churn*, which creates an object in the
+/// domain under test, updates it (evicting whatever log owns the slot it lands in) and
+/// drops it, while the other threads' operations run. It changes nothing the model sees
+/// and answers `None`.
+#[derive(Clone, Debug)]
+pub struct WithChurn<M> {
+    pub inner: M,
+    pub name: String,
+}
+
+impl<M: Model> WithChurn<M> {
+    pub fn new(inner: M) -> Self {
+        let name = format!("{} with churn", inner.name());
+        Self { inner, name }
+    }
+}
+
+impl<M: Model> Model for WithChurn<M> {
+    type State = M::State;
+    type Op = Option<M::Op>;
+    type Ret = Option<M::Ret>;
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn init(&self) -> Self::State {
+        self.inner.init()
+    }
+    fn step(&self, state: &mut Self::State, op: &Self::Op) -> Self::Ret {
+        op.as_ref().map(|op| self.inner.step(state, op))
+    }
+}
+
+/// Objects under test plus the domain their churn ([`WithChurn`]) creates objects in.
+pub struct Stormed<O, L: LogKind> {
+    objects: O,
+    domain: Arc<Domain<L>>,
+    churn: fn(&Arc<Domain<L>>),
+}
+
+impl<M: Model, O: Concurrent<M>, L: LogKind> Concurrent<WithChurn<M>> for Stormed<O, L> {
+    fn call(&self, op: &Option<M::Op>) -> Option<M::Ret> {
+        match op {
+            Some(op) => Some(self.objects.call(op)),
+            None => {
+                (self.churn)(&self.domain);
+                None
+            }
+        }
+    }
+}
+
+/// An eviction storm (issue 14 item 4): a pair of objects in a domain with one log-cache
+/// slot per core, so that their updates evict each other's logs, and churns that create,
+/// update and drop other objects of the same domain meanwhile (their logs evict the pair's
+/// and are evicted by them, their drops race those evictions).
+pub struct Storm<M: Model, O, L: LogKind> {
+    model: M,
+    domain: Arc<Domain<L>>,
+    label: String,
+    new: fn(&Arc<Domain<L>>) -> O,
+    churn: fn(&Arc<Domain<L>>),
+    op: fn(&mut Rng) -> M::Op,
+}
+
+impl<M: Model + Clone + Sync, O, L: LogKind> Adapter for Storm<M, O, L>
+where
+    M::Op: Send + Sync,
+    O: Concurrent<M> + Send + Sync,
+    Domain<L>: Send + Sync,
+{
+    type Model = WithChurn<Pair<M>>;
+    type Object = Stormed<ObjectPair<O>, L>;
+    fn model(&self) -> Self::Model {
+        WithChurn::new(Pair::new(self.model.clone()))
+    }
+    fn name(&self) -> String {
+        format!("eviction storm of {}, {}", self.model.name(), self.label)
+    }
+    fn new_object(&self) -> Self::Object {
+        let objects = ObjectPair([(self.new)(&self.domain), (self.new)(&self.domain)]);
+        Stormed { objects, domain: self.domain.clone(), churn: self.churn }
+    }
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<Option<(bool, M::Op)>>> {
+        independent(rng, threads, ops, |rng| (rng.u8(0..4) != 0).then(|| (rng.bool(), (self.op)(rng))))
+    }
+}
+
+/// Counters in an eviction storm.
+pub fn counter_storm(config: oplog::Config, label: String) -> Storm<CounterModel, CounterObject, CounterLog> {
+    Storm {
+        model: CounterModel,
+        domain: Domain::new(config.cache_slots(1)).unwrap(),
+        label,
+        new: |d| CounterObject(Counter::with_domain(d, 0)),
+        churn: |d| {
+            let c = Counter::with_domain(d, 0);
+            c.add(3);
+            c.dec();
+            assert_eq!(c.read(), 2, "a churned counter lost an update");
+        },
+        op: random_counter_op,
+    }
+}
+
+/// Ordered sets in an eviction storm.
+pub fn set_storm(config: oplog::Config, label: String) -> Storm<SetModel, SetObject<true>, Queue<SetUpdate, true>> {
+    Storm {
+        model: SetModel,
+        domain: Domain::new(config.cache_slots(1)).unwrap(),
+        label,
+        new: |d| SetObject(OpLog::with_domain(d, BTreeSet::new())),
+        churn: |d| {
+            let s = OpLog::with_domain(d, BTreeSet::new());
+            s.update(SetUpdate(SetOp::Add(1)));
+            s.update(SetUpdate(SetOp::Add(2)));
+            s.update(SetUpdate(SetOp::Remove(1)));
+            assert_eq!(s.read(|s| s.iter().copied().collect::<Vec<_>>()), [2], "a churned set lost an update");
+        },
+        op: |rng| random_set_op(rng, true),
     }
 }
