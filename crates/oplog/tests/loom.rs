@@ -32,6 +32,7 @@
 //! | `slot_lock_shared_on_one_cpu` | per-slot spin lock: two threads on one CPU and a synchronizer |
 //! | `eviction_races_synchronize` | a log-cache miss moving a victim's log to its backlog while the victim synchronizes |
 //! | `eviction_races_a_concurrent_read` | a log-cache miss applying (counter) or backlogging (unordered) a victim's log and clearing its core bit, against a read of the victim on the concurrent path |
+//! | `eviction_races_an_update_and_a_synchronize` | a log-cache miss evicting a victim's log (applied or backlogged, its core bit cleared) while another core updates the victim and a third thread synchronizes it |
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //!
@@ -167,6 +168,62 @@ fn eviction_races_a_concurrent_read() {
         b.update(Add(1));
         reader.join().unwrap();
         assert_eq!((a.read(|v| *v), b.read(|v| *v)), (1, 1));
+    });
+}
+
+/// The eviction path against an update of the victim on another core and a synchronize of
+/// the victim: core 0's slot holds `a`'s log and `b`'s install evicts it (applied under a
+/// try-lock for the counter, moved to the backlog for the unordered log, the victim's bit
+/// for core 0 cleared either way) while core 1 updates `a` (setting its own bit) and the
+/// main thread reads `a`. No update is lost or counted twice, and a read sees every update
+/// that completed before it began.
+#[test]
+fn eviction_races_an_update_and_a_synchronize() {
+    loom_model("eviction_races_an_update_and_a_synchronize/counter", 3, || {
+        let d = counter_domain(2);
+        let a = Arc::new(Counter::with_domain(&d, 0));
+        let b = Arc::new(Counter::with_domain(&d, 0));
+        a.inc();
+        let evictor = {
+            let b = b.clone();
+            thread::spawn(move || b.inc())
+        };
+        let updater = {
+            let a = a.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                a.inc();
+            })
+        };
+        let seen = a.read();
+        assert!((1..=2).contains(&seen), "read {seen}: the completed increment is seen, none twice");
+        evictor.join().unwrap();
+        updater.join().unwrap();
+        assert_eq!((a.read(), b.read()), (2, 1));
+    });
+    loom_model("eviction_races_an_update_and_a_synchronize/unordered", 3, || {
+        let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
+        let a = Arc::new(OpLog::with_domain(&d, 0));
+        let b = Arc::new(OpLog::with_domain(&d, 0));
+        a.update(Add(1));
+        let evictor = {
+            let b = b.clone();
+            thread::spawn(move || b.update(Add(1)))
+        };
+        let updater = {
+            let a = a.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                a.update(Add(1));
+            })
+        };
+        let seen = a.read(|v| *v);
+        assert!((1..=2).contains(&seen), "read {seen}: the completed update is seen, none twice");
+        evictor.join().unwrap();
+        updater.join().unwrap();
+        assert_eq!((a.read(|v| *v), b.read(|v| *v)), (2, 1));
+        drop((a, b));
+        assert_eq!(d.pending_objects(), 0, "nothing left behind");
     });
 }
 
