@@ -19,7 +19,9 @@
 //! no spread for it, as for `memory`'s byte counts). A run with `--reps 1` records no spread
 //! either, so its bands have no width: measure with three or more repetitions to judge.
 //!
-//! With `--out DIR`, the same tables go to `DIR/compare.md`. A directory without a readable
+//! With `--out DIR`, the same tables go to `DIR/compare.md`, each followed by the
+//! experiment's chart of both runs (`DIR/compare-<experiment>.svg`: every id's curve from the
+//! old run beside its curve from the new one, on the experiment's own axes). A directory without a readable
 //! `all.jsonl` or a line that is not a record exits with status 2 naming the file and line.
 
 use std::cmp::Ordering;
@@ -36,7 +38,7 @@ use serde_json::Value;
 use crate::experiments::{Experiment, Metric, REGISTRY, XAxis, by_name};
 use crate::output::table::align;
 use crate::output::verdict::oriented;
-use crate::output::{JSONL_FILE, Record, format_eng, probe_dir};
+use crate::output::{JSONL_FILE, Record, Series, format_eng, group_series, probe_dir, render_chart};
 
 /// The subcommand's name, the first argument after the program name.
 pub const COMMAND: &str = "compare";
@@ -87,8 +89,12 @@ pub fn main(args: &Args) -> ExitCode {
         if let Err(e) = probe_dir(dir) {
             return fail(2, format!("invalid value '{}' for '--out <DIR>': {e}", dir.display()));
         }
+        let charts = match write_charts(dir, &old, &new) {
+            Ok(charts) => charts,
+            Err(e) => return fail(1, e.to_string()),
+        };
         let path = dir.join(REPORT_FILE);
-        let report = render_markdown(&args.old, &args.new, &sections);
+        let report = render_markdown(&args.old, &args.new, &sections, &charts);
         if let Err(e) = fs::write(&path, report) {
             return fail(1, format!("cannot write {}: {e}", path.display()));
         }
@@ -333,6 +339,54 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
     Section { experiment: name.to_owned(), metric, rows, added: only(&new, &old), removed: only(&old, &new) }
 }
 
+/// The chart of experiment `name` with each id's curve from both runs, `id (old)` beside
+/// `id (new)`, or `None` if this build does not know the experiment or neither run has a
+/// point of it.
+pub fn chart(name: &str, old: &[Record], new: &[Record]) -> Option<io::Result<String>> {
+    let experiment = by_name(name)?;
+    let (axis, metric, ids) = (experiment.x_axis(), experiment.metric(), experiment.ids());
+    // (series, id rank, run): each id's old curve next to its new one, in the experiment's id
+    // order, so their legend entries sit together.
+    let mut series: Vec<(Series, usize, usize)> = Vec::new();
+    for (run, records) in [old, new].into_iter().enumerate() {
+        let records: Vec<Record> = records.iter().filter(|r| r.experiment == name).cloned().collect();
+        for mut s in group_series(&records, axis, metric) {
+            let id = s.label.split(" (").next().unwrap_or_default();
+            let rank = ids.iter().position(|i| *i == id).unwrap_or(ids.len());
+            s.label = format!("{} ({})", s.label, ["old", "new"][run]);
+            series.push((s, rank, run));
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    // By id, then by the label without its run (a swept experiment's thread count), then run.
+    let key =
+        |(s, rank, run): &(Series, usize, usize)| (*rank, s.label.rsplit_once(" (").map(|l| l.0.to_owned()), *run);
+    series.sort_by_cached_key(key);
+    let series: Vec<Series> = series.into_iter().map(|(s, ..)| s).collect();
+    Some(render_chart(experiment, &format!("{name}: old and new"), &series))
+}
+
+/// Writes `compare-<experiment>.svg` into `dir` for every experiment [`chart`] draws; returns
+/// the file names by experiment.
+fn write_charts(dir: &Path, old: &[Record], new: &[Record]) -> io::Result<BTreeMap<String, String>> {
+    let mut names: Vec<&str> = old.iter().chain(new).map(|r| r.experiment.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut charts = BTreeMap::new();
+    for name in names {
+        if let Some(svg) = chart(name, old, new) {
+            let file = format!("compare-{name}.svg");
+            let path = dir.join(&file);
+            fs::write(&path, svg?)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))?;
+            charts.insert(name.to_owned(), file);
+        }
+    }
+    Ok(charts)
+}
+
 /// `1.23x`.
 fn times(ratio: f64) -> String {
     format!("{ratio:.2}x")
@@ -407,8 +461,10 @@ pub fn render_text(sections: &[Section]) -> String {
     out
 }
 
-/// The comparison as `compare.md`: which runs, the summary, a table per experiment.
-pub fn render_markdown(old: &Path, new: &Path, sections: &[Section]) -> String {
+/// The comparison as `compare.md`: which runs, the summary, a table per experiment, and
+/// under it the experiment's chart of both runs where `charts` names one (a file beside
+/// the report).
+pub fn render_markdown(old: &Path, new: &Path, sections: &[Section], charts: &BTreeMap<String, String>) -> String {
     let mut out = format!(
         "# oplog-bench compare\n\nOld: `{}`  \nNew: `{}`\n\nRatios are new/old, oriented: above 1.00x is better. \
          The band runs from the new run's worst repetition against the old run's best to its best against \
@@ -433,6 +489,9 @@ pub fn render_markdown(old: &Path, new: &Path, sections: &[Section]) -> String {
             if !points.is_empty() {
                 let _ = writeln!(out, "\n{what}: {}.", points.join(", "));
             }
+        }
+        if let Some(file) = charts.get(&section.experiment) {
+            let _ = writeln!(out, "\n![{}: old and new]({file})", section.experiment);
         }
     }
     out
@@ -558,9 +617,19 @@ mod tests {
             text.ends_with("3 points in both runs: 2 better, 0 worse, 1 within noise; 2 added, 2 removed.\n"),
             "{text}"
         );
-        let md = render_markdown(Path::new("a"), Path::new("b"), &sections);
+        let charts = BTreeMap::from([("counter".to_owned(), "compare-counter.svg".to_owned())]);
+        let md = render_markdown(Path::new("a"), Path::new("b"), &sections, &charts);
         assert!(md.contains("| atomic | 1T | 100 | 200 | 2.00x | 1.81x..2.21x | better |"), "{md}");
         assert!(md.contains("Removed: atomic at 2T."), "{md}");
+        assert!(md.contains("![counter: old and new](compare-counter.svg)"), "{md}");
+        assert!(!md.contains("compare-read-mix.svg"), "only the charts given are linked: {md}");
+
+        // Each id's old curve sits next to its new one; an id one run lacks has one curve.
+        let svg = chart("counter", &old, &new).unwrap().unwrap();
+        let at = |label: &str| svg.find(label).unwrap_or_else(|| panic!("no {label} in the chart"));
+        assert!(at("atomic (old)") < at("atomic (new)") && at("atomic (new)") < at("mutex (old)"));
+        assert!(at("mutex (old)") < at("mutex (new)"));
+        assert!(chart("no-such-experiment", &old, &new).is_none());
     }
 
     #[test]

@@ -344,6 +344,13 @@ fn compare_two_counter_runs_lists_every_id_and_writes_the_report() {
     for id in COUNTER_IMPLS {
         assert!(md.contains(&format!("| {id} | 1T |")), "{md}");
     }
+    // The chart of both runs, beside the report and linked from it, every id's two curves in
+    // its legend.
+    assert!(md.contains("![counter: old and new](compare-counter.svg)"), "{md}");
+    let svg = std::fs::read_to_string(report.join("compare-counter.svg")).expect("compare-counter.svg");
+    for id in COUNTER_IMPLS {
+        assert!(svg.contains(&format!("{id} (old)")) && svg.contains(&format!("{id} (new)")), "no {id} in the chart");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -470,19 +470,22 @@ pub fn write_files(dir: &Path, experiment: &dyn Experiment, records: &[Record]) 
     write_file(&csv_path, csv_text)?;
 
     let svg_path = dir.join(format!("{}.svg", experiment.name()));
-    let axis = experiment.x_axis();
-    let metric = experiment.metric();
     let title = format!("{}: {}", experiment.name(), experiment.description());
+    let series = group_series(records, experiment.x_axis(), experiment.metric());
+    write_file(&svg_path, render_chart(experiment, &title, &series)?)?;
+    Ok(vec![csv_path, svg_path])
+}
+
+/// `series` as an SVG chart with `experiment`'s axes, scales and metric.
+pub fn render_chart(experiment: &dyn Experiment, title: &str, series: &[Series]) -> io::Result<String> {
     let chart = plot::Chart {
-        title: &title,
-        x_label: axis.label(),
-        y_label: metric.label,
+        title,
+        x_label: experiment.x_axis().label(),
+        y_label: experiment.metric().label,
         x_scale: experiment.x_scale(),
         log_y: experiment.log_y(),
     };
-    let svg = plot::render_svg(&chart, &group_series(records, axis, metric)).map_err(io::Error::other)?;
-    write_file(&svg_path, svg)?;
-    Ok(vec![csv_path, svg_path])
+    plot::render_svg(&chart, series).map_err(io::Error::other)
 }
 
 #[cfg(test)]
