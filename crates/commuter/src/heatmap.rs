@@ -133,7 +133,7 @@ pub fn render(report: &StructureReport) -> Option<String> {
     }
     for (i, line) in [
         "row: operation A, column: operation B; cell: commutative cases not conflict-free / commutative cases checked",
-        "(steady state: the object already in both cores' log caches); green: none, red: all, grey: none checked",
+        "(steady state: the object already in both cores' per-core state); green: none, red: all, grey: none checked",
     ]
     .iter()
     .enumerate()

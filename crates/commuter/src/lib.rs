@@ -15,6 +15,7 @@
 //! | per structure, implementation and pair: commutative vs conflict-free | [`report`], [`heatmap`] | Figure 7-1 |
 //! | per structure and implementation, and over all OpLog versions: the share conflict-free | [`summary`] | |
 //! | the implementations under test | [`impls`], [`structures`] | |
+//! | models written here (Refcache's; the `Explore` extension of the open-file list's and the name-cache entry's) | [`models`] | Figure 6-3 |
 //!
 //! Run it with `cargo run --release --manifest-path crates/commuter/Cargo.toml` (tables;
 //! `--json` for one object per structure, implementation and pair; `--out DIR` for the
@@ -29,17 +30,22 @@
 //! Conflict-freedom is decided on the accesses the library makes through
 //! `oplog::primitive` (atomics, mutexes, cells), at 64-byte line granularity: heap memory
 //! behind a cell (a `Vec`'s buffer) is not seen, where 002's MTRACE sees every access
-//! (`oplog::primitive::trace` lists the limits). OpLog structures are conflict-free for
-//! commutative *updates*; reads synchronize, and conflict by design: [`report`] explains
-//! every kind of exception. Implementations with a precondition (the absorbing OpLog
-//! versions' identity rule) are not run on the cases it forbids; those are counted as
-//! outside the contract ([`impls`], "Contracts"). [`summary`] sums it all up, over every
-//! OpLog version and every mutex baseline.
+//! (`oplog::primitive::trace` lists the limits). `oplog-refcount` and `oplog-structures`
+//! reach shared memory through the same primitives, so Refcache, the sloppy counter and
+//! the texts' structures are traced like OpLog itself. OpLog structures are conflict-free
+//! for commutative *updates*; reads synchronize, and conflict by design; Refcache's `inc`
+//! and `dec` are conflict-free and its review is not (002 §8.1): [`report`] explains every
+//! kind of exception. Implementations with a precondition (the absorbing versions' identity
+//! rule, a handle held to clone or drop) are not run on the cases it forbids; those are
+//! counted as outside the contract ([`impls`], "Contracts"). [`summary`] sums it all up,
+//! over each family: the OpLog versions, the Refcache versions, the sloppy counters, the
+//! mutex baselines.
 
 pub mod analyzer;
 pub mod condition;
 pub mod heatmap;
 pub mod impls;
+pub mod models;
 pub mod report;
 pub mod structures;
 pub mod summary;

@@ -18,8 +18,8 @@ use commuter::tracer::{CPUS, Cores};
     name = "commuter",
     about = "COMMUTER for Rust types: which operation pairs commute (002 ch. 4, 6) and which implementations are \
              conflict-free for them",
-    after_help = "Models: crates/model. Implementations: crates/commuter/src/impls. `oplog-bench commuter` runs this \
-                  with --json."
+    after_help = "Models: crates/model and crates/commuter/src/models. Implementations: crates/commuter/src/impls. \
+                  `oplog-bench commuter` runs this with --json."
 )]
 struct Cli {
     /// Check only this structure (repeatable) [default: all].

@@ -35,6 +35,40 @@
 //!
 //! Mutex baselines conflict on their lock word (and the value beside it) in every case.
 //!
+//! # Refcache and the sloppy counter
+//!
+//! Refcache (002 §8.1) keeps per-core *delta caches*; `inc` and `dec` add to the calling
+//! core's entry for the object and touch nothing shared. What reconciles is the *review*
+//! (`collect`: flush every core's cache to the objects' words, advance the epoch, examine
+//! the review queues), which takes every core's state (`Slot`), the review lock and the
+//! epoch barrier, and conflicts with everything, as 002 says it does ("its implementation
+//! conflicts on a small number of cache lines even when it does commute"). The other
+//! reasons, each named when it happens:
+//!
+//! * **revival** (002 §8.1.2): a `tryget` of an object whose count a review has seen at
+//!   zero (*dying*) clears the dying bit in the object's word (`Header.state`) with a
+//!   compare-and-swap, which another `tryget` reads. The steady state has no dying object
+//!   (nothing is flushed); the quiescent state, after a review, has one when the set-up
+//!   dropped every handle, so these cases are listed as conflicting only once quiescent
+//!   ([`ImplPair::quiescent_exceptions`]);
+//! * **delta-cache collision** (002 §8.1.4: "except when collisions in the reference delta
+//!   cache cause evictions"): a direct-mapped entry held by another object is evicted,
+//!   which adds its delta to that object's word. Each object here has a domain of its own;
+//!   `tests/refcount.rs` provokes one with a one-entry cache;
+//! * **first touch of a per-thread domain**: a thread's first operation claims a core
+//!   index (`Pool.free`) and registers the core with the epoch barrier (cold columns only).
+//!
+//! The sloppy counter (004 §4.3) takes a reference from the calling core's spares and
+//! releases one into them; a core without a spare takes it from the central count
+//! (`Sloppy.central`), and spares above the threshold go back to it. Its steady state has
+//! a spare on each test core; its read (`value`) takes every core's spares.
+//!
+//! The texts' other baselines: the name-cache entry under a ticket spinlock (every
+//! operation but `generation` takes it, and the generation sits on its line), the
+//! lock-free entry with generation and count in one word (a successful lookup's
+//! compare-and-swap writes it; two stale lookups only read it), and the per-core open-file
+//! lists (a `close` of a file opened on another core searches the other cores' lists).
+//!
 //! # What is not counted
 //!
 //! * **Pairs that do not commute.** The rule promises nothing for them, and no
@@ -44,8 +78,10 @@
 //!   item. Only the commutative cases of a pair are traced.
 //! * **Cases outside an implementation's contract** (see `crate::impls`, "Contracts"): the
 //!   absorbing OpLog variants require the identity rule, so commutative cases such as
-//!   `add(x)` / `add(x)` are not run on them. They are counted per pair
-//!   ([`ImplPair::outside_tests`]) and listed, and the other implementations run them.
+//!   `add(x)` / `add(x)` are not run on them; no Refcache handle is cloned or dropped
+//!   without one held, no name-cache reference released without one taken. They are
+//!   counted per pair ([`ImplPair::outside_tests`]) and listed, and the implementations
+//!   that admit them run them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -109,6 +145,9 @@ pub struct ImplPair {
     pub quiescent_conflict_free: usize,
     /// Steady-state conflicts, grouped.
     pub exceptions: Vec<Exception>,
+    /// Conflicts of the cases that are conflict-free in the steady state but not once
+    /// quiescent (what the quiescing read or review leaves for the test to pay), grouped.
+    pub quiescent_exceptions: Vec<Exception>,
     /// Every conflicting test (index into [`PairReport::tests`]) with each line one
     /// operation wrote and the other touched (`A first, line 0x…: A {…} / B {…}`).
     pub lines: Vec<(usize, Vec<String>)>,
@@ -199,11 +238,11 @@ impl StructureReport {
         let mut lines = Vec::new();
         for imp in &self.impls {
             for (pair, ip) in self.pairs.iter().zip(&imp.pairs) {
-                let exceptions: Vec<Value> = ip
-                    .exceptions
-                    .iter()
-                    .map(|e| json!({"cases": e.cases, "reason": e.reason, "conflicts": e.conflicts, "example": e.example}))
-                    .collect();
+                let listed = |list: &[Exception]| -> Vec<Value> {
+                    list.iter()
+                        .map(|e| json!({"cases": e.cases, "reason": e.reason, "conflicts": e.conflicts, "example": e.example}))
+                        .collect()
+                };
                 lines.push(json!({
                     "structure": self.structure,
                     "impl": imp.id,
@@ -219,7 +258,8 @@ impl StructureReport {
                     "cold_conflict_free_cases": ip.cold_conflict_free,
                     "quiescent_conflict_free_cases": ip.quiescent_conflict_free,
                     "condition": pair.condition,
-                    "exceptions": exceptions,
+                    "exceptions": listed(&ip.exceptions),
+                    "quiescent_exceptions": listed(&ip.quiescent_exceptions),
                 }));
             }
         }
@@ -281,9 +321,10 @@ impl StructureReport {
         } else {
             out.push_str(
                 "columns per implementation: commutative cases that are conflict-free in the steady state [and cold: \
-                 the object not yet in the test cores' log caches] {and quiescent: steady, with the set-up's updates \
-                 read before the test}; a/b: a of the b cases inside the implementation's contract. The tracer sees what the library reaches through oplog's primitives (atomics, locks, \
-                 cells), not heap memory behind a cell.\n",
+                 the object not yet in the test cores' per-core state: log cache, delta cache, spares] {and \
+                 quiescent: steady, with the set-up's updates read, or for Refcache reviewed, before the test}; a/b: \
+                 a of the b cases inside the implementation's contract. The tracer sees what the library reaches \
+                 through oplog's primitives (atomics, locks, cells), not heap memory behind a cell.\n",
             );
         }
         if classes {
@@ -308,6 +349,17 @@ impl StructureReport {
             }
             if !any {
                 out.push_str("  none: every commutative case is conflict-free\n");
+            }
+            for (pair, ip) in self.pairs.iter().zip(&imp.pairs) {
+                for e in &ip.quiescent_exceptions {
+                    let _ = writeln!(
+                        out,
+                        "  {}: {} of {} cases conflict only once quiescent: {}",
+                        pair.title, e.cases, ip.traced, e.reason
+                    );
+                    let _ = writeln!(out, "      {}", e.conflicts);
+                    let _ = writeln!(out, "      e.g. {}", e.example);
+                }
             }
             let outside: Vec<String> = self
                 .pairs
@@ -348,20 +400,72 @@ impl StructureReport {
     }
 }
 
+/// The design an implementation's id names (see [`crate::impls`]): what its shared fields
+/// mean in a reason, and which operation reconciles its per-core state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Design {
+    /// An OpLog version (`oplog…`): a read synchronizes the per-core logs.
+    OpLog,
+    /// Refcache (`refcache…`): a review (`collect`) flushes the per-core delta caches.
+    Refcache,
+    /// A sloppy counter (`sloppy…`): a read sums the per-core spares.
+    Sloppy,
+    /// A baseline (`mutex…`, or a name of the texts: `spinlock`, `cas`, `percore`).
+    Baseline,
+}
+
+impl Design {
+    /// The design of the implementation with id `id`.
+    pub fn of(id: &str) -> Self {
+        [("oplog", Design::OpLog), ("refcache", Design::Refcache), ("sloppy", Design::Sloppy)]
+            .into_iter()
+            .find(|(prefix, _)| id.starts_with(prefix))
+            .map_or(Design::Baseline, |(_, d)| d)
+    }
+
+    /// How a reason names the operation that takes every core's state, before its steps.
+    fn reconciles(self) -> &'static str {
+        match self {
+            Design::OpLog | Design::Baseline => "a read synchronizes: it",
+            Design::Refcache => "a review (collect) reconciles the count: it",
+            Design::Sloppy => "a read (value) reconciles the count: it",
+        }
+    }
+
+    /// What every core's state (`Slot`) holds, as the reconciling operation's step.
+    fn slots(self) -> &'static str {
+        match self {
+            Design::OpLog | Design::Baseline => "locks and drains the log slot of every core holding the object (Slot)",
+            Design::Refcache => "locks every core's delta cache and review queue (Slot) to flush and examine them",
+            Design::Sloppy => "locks every core's spare references (Slot)",
+        }
+    }
+}
+
+/// What a reason is about: the pair, the design, and whether the conflicting fields show
+/// that every core's state was taken (a `Slot` field, between operations that only enter
+/// their own core's).
+#[derive(Clone, Copy, Debug)]
+struct Context {
+    update_pair: bool,
+    design: Design,
+    reconciling: bool,
+}
+
 /// Why operations conflict on a field with this label, as a phrase (see the module docs).
-/// `Some(step)` says the phrase continues "a read synchronizes: it …", at that step of the
-/// synchronize. Between two updates (`update_pair`) nothing synchronizes unless a
-/// log-cache collision made an update evict, and synchronize, another object.
-fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
-    let collision = |l: &str| l.starts_with("Slot.") || l.starts_with("Pending.") || l == "OpLog.state";
+/// `Some(step)` says the phrase continues the design's reconciling sentence ("a read
+/// synchronizes: it …") at that step. Between two updates nothing reconciles unless a
+/// collision made an update evict another object.
+fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
+    let oplog_collision = |l: &str| l.starts_with("Slot.") || l.starts_with("Pending.") || l == "OpLog.state";
     match label {
-        "OpLog.word" if update_pair => (
+        "OpLog.word" if cx.update_pair => (
             None,
             "an update installed the object in its core's log cache, setting the core's bit in OpLog.word (first \
              touch, or after a log-cache collision evicted it)"
                 .into(),
         ),
-        l if update_pair && collision(l) => (
+        l if cx.update_pair && cx.design == Design::OpLog && oplog_collision(l) => (
             None,
             "a log-cache collision: an update found another object in its core's slot, evicted its log and, after \
              releasing the slot, appended it to that object's Pending backlog (or applied it alone: its OpLog.word \
@@ -369,10 +473,35 @@ fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
                 .into(),
         ),
         "OpLog.word" => (Some(0), "takes the object lock (OpLog.word)".into()),
-        "Slot.lock" | "Slot.busy" | "Slot.req" | "Slot.data" => {
-            (Some(1), "locks and drains the log slot of every core holding the object (Slot)".into())
-        }
+        "Refcache.review_lock" => (Some(0), "takes the domain's review lock (Refcache.review_lock)".into()),
+        l if l.starts_with("Slot.") => (Some(1), cx.design.slots().into()),
         "OpLog.state" => (Some(2), "applies the logs to the one shared instance (OpLog.state)".into()),
+        "Epochs.current" | "Epochs.barrier" => (Some(2), "ends the epoch in the global epoch barrier (Epochs)".into()),
+        "Header.state" if cx.reconciling => {
+            (Some(3), "flushes the deltas to the object's word and examines it (Header.state)".into())
+        }
+        "Refcache.in_review" | "Refcache.freed" => {
+            (Some(4), "counts the objects it examines and frees (Refcache.in_review, Refcache.freed)".into())
+        }
+        "Header.state" if cx.update_pair => (
+            None,
+            "a delta-cache collision: an update found another object in its core's cache entry and evicted that \
+             object's delta to its word (Header.state; 002 §8.1.4)"
+                .into(),
+        ),
+        "Header.state" => (
+            None,
+            "tryget revived a dying object: its compare-and-swap clears the dying bit in the object's word \
+             (Header.state; 002 §8.1.2), which the other operation reads or writes"
+                .into(),
+        ),
+        "Pool.free" | "PerCore.threads_in_use" => (
+            None,
+            format!(
+                "the per-thread domain's index pool ({label}): taking every core at once holds it, and a thread's \
+                 first use claims an index from it"
+            ),
+        ),
         l if l.starts_with("Pending.") => {
             (None, "a log-cache collision moved a log to the object's backlog (Pending)".into())
         }
@@ -383,26 +512,52 @@ fn cause(label: &str, update_pair: bool) -> (Option<u8>, String) {
                 "a clock read: every ordered update reads one shared clock ({l}); Ordo's per-core clocks share nothing (003)"
             ),
         ),
+        "Sloppy.central" => (
+            None,
+            "the central count (Sloppy.central): a core without a spare reference takes one from it, and spares \
+             above the threshold go back to it (004 §4.3)"
+                .into(),
+        ),
+        "SpinlockEntry.refs" => {
+            (None, "every operation but generation() takes the entry's ticket spinlock (SpinlockEntry.refs)".into())
+        }
+        "SpinlockEntry.generation" => {
+            (None, "the generation is on the spinlock's line (SpinlockEntry.generation)".into())
+        }
+        "CasEntry.word" => (
+            None,
+            "generation and count share one word (CasEntry.word): a successful lookup's compare-and-swap, a release \
+             and an invalidate write it, every operation reads it (004 §4.4)"
+                .into(),
+        ),
+        "PerCoreOpenFiles.list" => (
+            None,
+            "per-core lists (PerCoreOpenFiles.list; 004 §4.5): a close of a file opened on another core searches \
+             and locks the other cores' lists, and list() locks them all"
+                .into(),
+        ),
         l if l.starts_with("Mutex") => (None, format!("every operation takes the structure's one lock ({l})")),
         l => (None, format!("shared field `{l}`")),
     }
 }
 
-/// Why operations conflict on fields with these labels: `a read synchronizes: it takes the
-/// object lock (OpLog.word), …` or `every operation takes the structure's one lock (…)`.
-pub fn reason(labels: &[&str], update_pair: bool) -> String {
-    let (mut sync, mut other): (Vec<(u8, String)>, Vec<String>) = (Vec::new(), Vec::new());
+/// Why operations of an implementation of `design` conflict on fields with these labels:
+/// `a read synchronizes: it takes the object lock (OpLog.word), …` or `every operation
+/// takes the structure's one lock (…)`.
+pub fn reason(labels: &[&str], update_pair: bool, design: Design) -> String {
+    let cx = Context { update_pair, design, reconciling: labels.iter().any(|l| l.starts_with("Slot.")) };
+    let (mut steps, mut other): (Vec<(u8, String)>, Vec<String>) = (Vec::new(), Vec::new());
     for l in labels {
-        match cause(l, update_pair) {
-            (Some(step), phrase) if !sync.iter().any(|(_, p)| *p == phrase) => sync.push((step, phrase)),
+        match cause(l, cx) {
+            (Some(step), phrase) if !steps.iter().any(|(_, p)| *p == phrase) => steps.push((step, phrase)),
             (None, phrase) if !other.contains(&phrase) => other.push(phrase),
             _ => {}
         }
     }
-    if !sync.is_empty() {
-        sync.sort();
-        let steps: Vec<String> = sync.into_iter().map(|(_, p)| p).collect();
-        other.insert(0, format!("a read synchronizes: it {}", steps.join(", ")));
+    if !steps.is_empty() {
+        steps.sort();
+        let steps: Vec<String> = steps.into_iter().map(|(_, p)| p).collect();
+        other.insert(0, format!("{} {}", design.reconciles(), steps.join(", ")));
     }
     other.join("; ")
 }
@@ -419,7 +574,7 @@ pub struct Conflicted {
 /// Groups the conflicting cases of one pair into exceptions with reasons: cases whose
 /// conflicts involve the same fields, accessed the same ways, are one exception (which
 /// fields share a line varies with where the allocator put the object).
-pub fn exceptions(cases: &[Conflicted], update_pair: bool) -> Vec<Exception> {
+pub fn exceptions(cases: &[Conflicted], update_pair: bool, design: Design) -> Vec<Exception> {
     type Kinds = std::collections::BTreeSet<&'static str>;
     let mut groups: BTreeMap<String, (usize, Vec<&'static str>, String)> = BTreeMap::new();
     for Conflicted { lines, test: example } in cases {
@@ -447,7 +602,7 @@ pub fn exceptions(cases: &[Conflicted], update_pair: bool) -> Vec<Exception> {
         .map(|(conflicts, (cases, labels, example))| Exception {
             cases,
             conflicts,
-            reason: reason(&labels, update_pair),
+            reason: reason(&labels, update_pair, design),
             example,
         })
         .collect();
@@ -495,7 +650,7 @@ mod tests {
             case(vec![(vec![word], vec![word]), (vec![state], vec![state])], "t2"),
             case(vec![(vec![slot], vec![slot])], "t3"),
         ];
-        let e = exceptions(&cases, false);
+        let e = exceptions(&cases, false, Design::OpLog);
         assert_eq!(e.len(), 2);
         assert_eq!((e[0].cases, e[0].example.as_str()), (2, "t1"));
         assert_eq!(e[0].conflicts, "OpLog.state (A write; B write), OpLog.word (A rmw; B rmw)");
@@ -507,14 +662,37 @@ mod tests {
         assert!(e[1].reason.contains("locks and drains"), "{}", e[1].reason);
         // Between two updates, the object word means an installation, and a slot, a backlog
         // or an instance another object's synchronize after a log-cache collision.
-        assert!(exceptions(&cases[..1], true)[0].reason.contains("first touch"));
-        let collision = reason(&["OpLog.word", "Pending.map", "Slot.lock"], true);
+        assert!(exceptions(&cases[..1], true, Design::OpLog)[0].reason.contains("first touch"));
+        let collision = reason(&["OpLog.word", "Pending.map", "Slot.lock"], true, Design::OpLog);
         assert!(collision.contains("first touch") && collision.contains("a log-cache collision"), "{collision}");
         assert!(!collision.contains("a read synchronizes"), "{collision}");
         assert_eq!(
-            reason(&["Frob.count", "MutexX"], false),
+            reason(&["Frob.count", "MutexX"], false, Design::Baseline),
             "shared field `Frob.count`; every operation takes the structure's one lock (MutexX)"
         );
+    }
+
+    #[test]
+    fn reasons_follow_the_design_that_owns_the_fields() {
+        assert_eq!(Design::of("oplog-basic"), Design::OpLog);
+        assert_eq!(Design::of("refcache-perthread"), Design::Refcache);
+        assert_eq!(Design::of("sloppy"), Design::Sloppy);
+        assert_eq!((Design::of("mutex"), Design::of("cas")), (Design::Baseline, Design::Baseline));
+        // Every core's slot, taken by a review of Refcache, a read of the sloppy counter.
+        let review =
+            reason(&["Refcache.review_lock", "Slot.lock", "Header.state", "Epochs.current"], false, Design::Refcache);
+        assert_eq!(
+            review,
+            "a review (collect) reconciles the count: it takes the domain's review lock (Refcache.review_lock), locks \
+             every core's delta cache and review queue (Slot) to flush and examine them, ends the epoch in the global \
+             epoch barrier (Epochs), flushes the deltas to the object's word and examines it (Header.state)"
+        );
+        assert!(reason(&["Slot.lock"], false, Design::Sloppy).starts_with("a read (value) reconciles the count"));
+        // The object's word without a review: a revival (tryget), or between two updates a
+        // delta-cache eviction.
+        assert!(reason(&["Header.state"], false, Design::Refcache).starts_with("tryget revived a dying object"));
+        assert!(reason(&["Header.state"], true, Design::Refcache).starts_with("a delta-cache collision"));
+        assert!(reason(&["Sloppy.central"], true, Design::Sloppy).contains("without a spare"));
     }
 
     #[test]

@@ -17,9 +17,11 @@ use oplog_model::set::SetModel;
 
 use crate::analyzer::{Bounds, ModelError, analyze};
 use crate::impls::{self, Impl};
-use crate::report::{Conflicted, ImplPair, ImplReport, PairReport, StructureReport, exceptions};
+use crate::models::refcache::RefcacheModel;
+use crate::models::{namecache, open_files};
+use crate::report::{Conflicted, Design, ImplPair, ImplReport, PairReport, StructureReport, exceptions};
 use crate::testgen::{self, Test};
-use crate::tracer::{Cores, Mismatch, Setup, check};
+use crate::tracer::{Cores, Mismatch, Outcome, Setup, check};
 
 /// Why a structure could not be checked.
 #[derive(Debug)]
@@ -110,10 +112,11 @@ where
         }
         let mut reports = Vec::new();
         for imp in (self.impls)() {
+            let design = Design::of(imp.id);
             let mut imp_pairs = Vec::new();
             for (pair, pair_tests) in pairs.iter().zip(&tests) {
                 let mut ip = ImplPair::default();
-                let mut conflicted = Vec::new();
+                let (mut conflicted, mut quiescent_only) = (Vec::new(), Vec::new());
                 for (t, test) in pair_tests.iter().enumerate() {
                     if imp.contract.is_some_and(|c| !c.admits_test(model, test)) {
                         ip.outside_tests.push(t);
@@ -125,15 +128,22 @@ where
                     ip.cold_conflict_free += usize::from(cold.conflict_free());
                     let quiescent = check(cores, model, &imp, test, Setup::Quiescent).map_err(Error::Mismatch)?;
                     ip.quiescent_conflict_free += usize::from(quiescent.conflict_free());
+                    let grouped = |outcome: &Outcome| Conflicted {
+                        lines: outcome.by_operation().into_iter().map(|(_, _, a, b)| (a, b)).collect(),
+                        test: test.render(model),
+                    };
                     if steady.conflict_free() {
                         ip.conflict_free += 1;
+                        if !quiescent.conflict_free() {
+                            quiescent_only.push(grouped(&quiescent));
+                        }
                     } else {
                         ip.lines.push((t, steady.describe()));
-                        let lines = steady.by_operation().into_iter().map(|(_, _, a, b)| (a, b)).collect();
-                        conflicted.push(Conflicted { lines, test: test.render(model) });
+                        conflicted.push(grouped(&steady));
                     }
                 }
-                ip.exceptions = exceptions(&conflicted, pair.update_pair);
+                ip.exceptions = exceptions(&conflicted, pair.update_pair, design);
+                ip.quiescent_exceptions = exceptions(&quiescent_only, pair.update_pair, design);
                 imp_pairs.push(ip);
             }
             reports.push(ImplReport {
@@ -155,7 +165,8 @@ where
 }
 
 /// Every structure, in report order. The list's model is the set's (see
-/// `oplog_model::set`).
+/// `oplog_model::set`); the sloppy counter is one of the counter's implementations (its
+/// interface is the counter's).
 pub fn all() -> Vec<Box<dyn Structure>> {
     vec![
         Box::new(Covered { name: "counter", model: CounterModel, depth: 3, impls: impls::counter::impls }),
@@ -164,5 +175,8 @@ pub fn all() -> Vec<Box<dyn Structure>> {
         Box::new(Covered { name: "rmap", model: RmapModel, depth: 2, impls: impls::rmap::impls }),
         Box::new(Covered { name: "queue", model: QueueModel, depth: 3, impls: impls::queue::impls }),
         Box::new(Covered { name: "lru", model: LruModel, depth: 3, impls: impls::lru::impls }),
+        Box::new(Covered { name: "refcache", model: RefcacheModel, depth: 3, impls: impls::refcache::impls }),
+        Box::new(Covered { name: "namecache", model: namecache::MODEL, depth: 3, impls: impls::namecache::impls }),
+        Box::new(Covered { name: "open-files", model: open_files::MODEL, depth: 3, impls: impls::open_files::impls }),
     ]
 }

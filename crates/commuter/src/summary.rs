@@ -1,7 +1,8 @@
 //! The closing summary: per structure and implementation, then over every structure for
-//! the OpLog versions together and for the mutex baselines together, the share of
-//! commutative cases that are conflict-free, for update pairs and for all pairs, with
-//! every exception among OpLog update pairs listed with its reason.
+//! each family of implementations together ([`FAMILIES`]: the OpLog versions, the Refcache
+//! versions, the sloppy counters, the mutex baselines), the share of commutative cases
+//! that are conflict-free, for update pairs and for all pairs, with every exception among
+//! the update pairs of the scalable families listed with its reason.
 //!
 //! Counting, per row: `commutative` is the analyzer's count of commutative cases;
 //! `checked` the cases traced on the implementation: all but the untraceable ones (none
@@ -59,7 +60,8 @@ impl Counts {
     }
 }
 
-/// A commutative update-pair case group of an OpLog version that was not conflict-free.
+/// A commutative update-pair case group of a scalable family's implementation that was
+/// not conflict-free.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpdateException {
     /// The structure.
@@ -98,14 +100,40 @@ pub struct Row {
 pub struct Summary {
     /// Per structure and implementation, in report order.
     pub rows: Vec<Row>,
-    /// The OpLog versions together, then the mutex baselines together.
-    pub families: [Row; 2],
-    /// Every exception among the OpLog versions' update pairs.
+    /// Each family of [`FAMILIES`] with at least one implementation in the rows, summed
+    /// (`structure` = `all`, `implementation` = the family's prefix), in that order.
+    pub families: Vec<Row>,
+    /// Every exception among the update pairs of the scalable families' implementations.
     pub exceptions: Vec<UpdateException>,
 }
 
-/// The two families the summary sums over, by id prefix.
-pub const FAMILIES: [&str; 2] = ["oplog", "mutex"];
+/// A family of implementations the summary sums over: those whose id starts with its
+/// prefix (see [`crate::impls`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Family {
+    /// The id prefix, and the family row's `impl`.
+    pub prefix: &'static str,
+    /// Its name in sentences (`OpLog`: "OpLog versions, update pairs: …").
+    pub name: &'static str,
+    /// Whether its design promises conflict-free updates (its update-pair exceptions are
+    /// listed), rather than being a baseline.
+    pub scalable: bool,
+}
+
+/// The families, in summary order.
+pub const FAMILIES: [Family; 4] = [
+    Family { prefix: "oplog", name: "OpLog", scalable: true },
+    Family { prefix: "refcache", name: "Refcache", scalable: true },
+    Family { prefix: "sloppy", name: "Sloppy-counter", scalable: true },
+    Family { prefix: "mutex", name: "Mutex", scalable: false },
+];
+
+impl Family {
+    /// The family of implementation `id`, if any.
+    pub fn of(id: &str) -> Option<&'static Family> {
+        FAMILIES.iter().find(|f| id.starts_with(f.prefix))
+    }
+}
 
 impl Summary {
     /// Sums `reports` (see the module docs).
@@ -129,7 +157,7 @@ impl Summary {
                         continue;
                     }
                     updates.add(&c);
-                    if imp.id.starts_with(FAMILIES[0]) {
+                    if Family::of(&imp.id).is_some_and(|f| f.scalable) {
                         exceptions.extend(ip.exceptions.iter().map(|e| UpdateException {
                             structure: r.structure.clone(),
                             implementation: imp.id.clone(),
@@ -150,23 +178,31 @@ impl Summary {
                 });
             }
         }
-        let families = FAMILIES.map(|family| {
-            let mut sum = Row {
-                structure: "all".into(),
-                implementation: family.into(),
-                impls: 0,
-                contract: None,
-                updates: Counts::default(),
-                all: Counts::default(),
-            };
-            for row in rows.iter().filter(|r| r.implementation.starts_with(family)) {
-                sum.impls += 1;
-                sum.updates.add(&row.updates);
-                sum.all.add(&row.all);
-            }
-            sum
-        });
+        let families = FAMILIES
+            .iter()
+            .filter_map(|family| {
+                let mut sum = Row {
+                    structure: "all".into(),
+                    implementation: family.prefix.into(),
+                    impls: 0,
+                    contract: None,
+                    updates: Counts::default(),
+                    all: Counts::default(),
+                };
+                for row in rows.iter().filter(|r| r.implementation.starts_with(family.prefix)) {
+                    sum.impls += 1;
+                    sum.updates.add(&row.updates);
+                    sum.all.add(&row.all);
+                }
+                (sum.impls > 0).then_some(sum)
+            })
+            .collect();
         Summary { rows, families, exceptions }
+    }
+
+    /// The family row of the family with this prefix, if it has implementations.
+    pub fn family(&self, prefix: &str) -> Option<&Row> {
+        self.families.iter().find(|r| r.implementation == prefix)
     }
 
     /// The summary as text: a table, the OpLog verdict, and every exception.
@@ -199,23 +235,44 @@ impl Summary {
         let mut out = String::new();
         let _ = writeln!(out, "== summary: commutative cases that are conflict-free (steady state), of those checked");
         out.push_str(&align(&table));
-        let o = &self.families[0].updates;
+        for family in FAMILIES.iter().filter(|f| f.scalable) {
+            if let Some(row) = self.family(family.prefix) {
+                self.render_family(&mut out, family, row);
+            }
+        }
+        if let Some(m) = self.family("mutex").map(|r| &r.updates) {
+            let _ = writeln!(
+                out,
+                "Mutex baselines, update pairs: {} of {} conflict-free ({:.1}%).",
+                m.conflict_free,
+                m.checked,
+                m.percent()
+            );
+        }
+        out
+    }
+
+    /// A scalable family's verdict: its update pairs, the cases outside its contracts, its
+    /// pairs with a read once quiescent, and its update-pair exceptions.
+    fn render_family(&self, out: &mut String, family: &Family, row: &Row) {
+        let o = &row.updates;
         let _ = writeln!(
             out,
-            "\nOpLog versions, update pairs: {} of {} checked commutative cases are conflict-free ({:.1}%), over {} \
-             versions of {} structures.",
+            "\n{} versions, update pairs: {} of {} checked commutative cases are conflict-free ({:.1}%), over {} of \
+             {}.",
+            family.name,
             o.conflict_free,
             o.checked,
             o.percent(),
-            self.families[0].impls,
-            self.structures(),
+            count(row.impls, "version"),
+            count(self.structures(family.prefix), "structure"),
         );
         let untraceable = o.commutative - o.checked - o.outside_contract;
         let _ = writeln!(
             out,
-            "Of all {} commutative update-pair cases of these versions, {} were checked and {} are outside the \
-             absorbing versions' contract (the identity rule), not run on them (the non-absorbing versions and the \
-             mutex baselines run them){}; conflict-free of all: {} ({:.1}%).",
+            "Of all {} commutative update-pair cases of these versions, {} were checked and {} are outside their \
+             contracts (the identity rule of the absorbing versions, a handle or reference held to release), not run \
+             on them (the other versions and the baselines run those they admit){}; conflict-free of all: {} ({:.1}%).",
             o.commutative,
             o.checked,
             o.outside_contract,
@@ -223,47 +280,42 @@ impl Summary {
             o.conflict_free,
             o.percent_of_commutative(),
         );
-        let all = &self.families[0].all;
+        let all = &row.all;
         let _ = writeln!(
             out,
-            "OpLog versions, pairs with a read, once the set-up's updates were read (quiescent): {} of {} \
-             conflict-free (steady state: {}).",
+            "{} versions, pairs that are not two updates, once the set-up's updates were read or reviewed \
+             (quiescent): {} of {} conflict-free (steady state: {}).",
+            family.name,
             all.quiescent_conflict_free - o.quiescent_conflict_free,
             all.checked - o.checked,
             all.conflict_free - o.conflict_free,
         );
-        let m = &self.families[1].updates;
-        let _ = writeln!(
-            out,
-            "Mutex baselines, update pairs: {} of {} conflict-free ({:.1}%).",
-            m.conflict_free,
-            m.checked,
-            m.percent()
-        );
-        if self.exceptions.is_empty() {
-            let _ = writeln!(out, "Exceptions among OpLog update pairs: none.");
+        let listed: Vec<&UpdateException> =
+            self.exceptions.iter().filter(|e| e.implementation.starts_with(family.prefix)).collect();
+        if listed.is_empty() {
+            let _ = writeln!(out, "Exceptions among {} update pairs: none.", family.name);
         } else {
-            let _ = writeln!(out, "Exceptions among OpLog update pairs:");
-            for e in &self.exceptions {
+            let _ = writeln!(out, "Exceptions among {} update pairs:", family.name);
+            for e in listed {
                 let _ =
                     writeln!(out, "  {} {} {}: {} cases: {}", e.structure, e.implementation, e.pair, e.cases, e.reason);
                 let _ = writeln!(out, "      e.g. {}", e.example);
             }
         }
-        out
     }
 
-    /// Number of distinct structures in the rows.
-    fn structures(&self) -> usize {
-        let mut names: Vec<&str> = self.rows.iter().map(|r| r.structure.as_str()).collect();
+    /// Number of distinct structures with an implementation whose id starts with `prefix`.
+    fn structures(&self, prefix: &str) -> usize {
+        let mut names: Vec<&str> =
+            self.rows.iter().filter(|r| r.implementation.starts_with(prefix)).map(|r| r.structure.as_str()).collect();
         names.dedup();
         names.len()
     }
 
-    /// One JSON object per row, tagged `"annex": "summary"`. OpLog rows carry the
-    /// exceptions among their update pairs (`update_exceptions`; the `all` / `oplog` row
-    /// every one); mutex rows carry `null` there (every case of theirs is an exception,
-    /// listed in the pair lines).
+    /// One JSON object per row, tagged `"annex": "summary"`. Rows of a scalable family's
+    /// implementation carry the exceptions among their update pairs (`update_exceptions`;
+    /// the family's `all` row every one of the family); the others carry `null` there (the
+    /// baselines' exceptions are listed in the pair lines).
     pub fn json_lines(&self) -> Vec<Value> {
         let exceptions: Vec<Value> = self
             .exceptions
@@ -280,11 +332,14 @@ impl Summary {
             .chain(&self.families)
             .map(|row| {
                 let own = self.exceptions.iter().zip(&exceptions).filter(|(e, _)| {
-                    row.structure == "all" || (e.structure == row.structure && e.implementation == row.implementation)
+                    if row.structure == "all" {
+                        e.implementation.starts_with(&row.implementation)
+                    } else {
+                        e.structure == row.structure && e.implementation == row.implementation
+                    }
                 });
-                let listed = row
-                    .implementation
-                    .starts_with(FAMILIES[0])
+                let listed = Family::of(&row.implementation)
+                    .is_some_and(|f| f.scalable)
                     .then(|| own.map(|(_, v)| v.clone()).collect::<Vec<Value>>());
                 let mut line = json!({
                     "annex": "summary",
@@ -313,6 +368,11 @@ impl Summary {
             })
             .collect()
     }
+}
+
+/// `n things`, singular for one.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 { format!("1 {thing}") } else { format!("{n} {thing}s") }
 }
 
 /// `part / whole` in percent (100 when `whole` is 0).

@@ -13,10 +13,11 @@
 //! 1. Build the object (untraced).
 //! 2. In the [`Setup::Steady`] state, let [`CPU_A`] and [`CPU_B`] each *warm* the fresh
 //!    object (updates that leave its abstract state unchanged, [`Object::warm`]), so both
-//!    cores' log caches hold it: the steady state the texts measure. In the
-//!    [`Setup::Cold`] state they do not, so an OpLog object's first update on each core
-//!    installs it in that core's log cache, which writes the object's word (`OpLog.word`):
-//!    a conflict the steady state no longer has.
+//!    cores' log caches hold it (Refcache: their delta caches; a sloppy counter: a spare
+//!    reference on each): the steady state the texts measure. In the [`Setup::Cold`] state
+//!    they do not, so an OpLog object's first update on each core installs it in that
+//!    core's log cache, which writes the object's word (`OpLog.word`): a conflict the
+//!    steady state no longer has.
 //! 3. Replay the set-up operations on [`CPU_SETUP`] (its own log cache: the test cores'
 //!    slots keep the object, and a synchronize leaves installed objects installed). In the
 //!    [`Setup::Quiescent`] state (steady, then this) the set-up core then *quiesces* the
@@ -24,7 +25,9 @@
 //!    under test finds nothing logged: 000's reads always synchronize, OpLog's reads of a
 //!    quiescent object take the concurrent path and write only their own CPU's cell of
 //!    the reader table. The steady state stays the main number; the quiescent one says
-//!    what reads cost once the updates have been read.
+//!    what reads cost once the updates have been read. For Refcache the quiescing step is a
+//!    review: the set-up's deltas are flushed, and an object with no handle left is then
+//!    on a review queue, dying (002 §8.1.2).
 //! 4. Trace A on [`CPU_A`], then B on [`CPU_B`] (one after the other: the question is which
 //!    lines each touches, not how they interleave), and check both responses against the
 //!    model.

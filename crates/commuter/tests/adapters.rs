@@ -1,16 +1,19 @@
-//! The adapters of the structures crate's implementations (list, rmap, queue, LRU): each
+//! The adapters of the structures crate's and the refcount crate's implementations (list,
+//! rmap, queue, LRU, name-cache entry, open-file list, Refcache, sloppy counter): each
 //! answers as its model, on the generated tests and on long random sequences; contracts
 //! admit exactly what the identity rule allows; and the mutex baselines conflict where
 //! the OpLog versions' updates do not.
 
 use commuter::impls::list::IDENTITY as LIST_IDENTITY;
 use commuter::impls::{self, Impl};
+use commuter::models::{namecache, open_files, refcache::RefcacheModel};
 use commuter::structures::{self, Options};
 use commuter::testgen::Test;
 use commuter::tracer::{CPUS, Cores, Setup, check};
 use oplog::{Config, Domain};
 use oplog_lincheck::testkit::Rng;
 use oplog_model::Concurrent;
+use oplog_model::counter::CounterModel;
 use oplog_model::explore::{Explore, Values};
 use oplog_model::lru::{LruModel, LruOp};
 use oplog_model::queue::{QueueModel, QueueOp};
@@ -55,6 +58,44 @@ fn adapters_answer_as_their_models_on_random_sequences() {
     random_sequences_match(&RmapModel, &impls::rmap::impls(), 400);
     random_sequences_match(&QueueModel, &impls::queue::impls(), 400);
     random_sequences_match(&LruModel, &impls::lru::impls(), 400);
+    random_sequences_match(&CounterModel, &impls::counter::impls(), 400);
+    random_sequences_match(&RefcacheModel, &impls::refcache::impls(), 400);
+    random_sequences_match(&namecache::MODEL, &impls::namecache::impls(), 400);
+    random_sequences_match(&open_files::MODEL, &impls::open_files::impls(), 400);
+}
+
+/// The name-cache entry (000 §3): the OpLog entry's lookups count their reference on their
+/// own core and only read the generation, so two lookups never conflict, where the stock
+/// entry's always do (its spinlock) and the lock-free one's do when one of them takes a
+/// reference (its compare-and-swap). The open-file list: the OpLog version's updates are
+/// conflict-free, the per-core lists' only when no close searches another core's list.
+#[test]
+fn the_name_cache_entry_and_the_open_file_list_answer_as_their_models() {
+    let cores = Cores::new(CPUS);
+    let check = |name: &str| {
+        let structure = structures::all().into_iter().find(|s| s.name() == name).unwrap();
+        structure.check(&cores, &Options::default()).unwrap()
+    };
+    let entry = check("namecache");
+    let lookups = entry.pairs.iter().position(|p| p.title == "lookup(g) / lookup(h)").unwrap();
+    let free = |id: &str| {
+        let imp = entry.impls.iter().find(|i| i.id == id).unwrap();
+        (imp.pairs[lookups].conflict_free, imp.pairs[lookups].traced)
+    };
+    assert_eq!(free("oplog"), (100, 100));
+    assert_eq!(free("spinlock"), (0, 100));
+    // Both stale: both only load the word (the generation differs from both arguments).
+    let (cas, all) = free("cas");
+    assert!(cas > 0 && cas < all, "{cas} of {all}");
+    let files = check("open-files");
+    for (i, imp) in files.impls.iter().enumerate() {
+        let updates = files.totals(i, true);
+        match imp.id.as_str() {
+            "oplog" => assert_eq!(updates.conflict_free, updates.commutative),
+            "percore" => assert!(updates.conflict_free > 0 && updates.conflict_free < updates.commutative),
+            _ => assert_eq!(files.totals(i, false).conflict_free, 0, "{}", imp.id),
+        }
+    }
 }
 
 #[test]

@@ -21,8 +21,11 @@
 //! * `close(f)`: file `f` is closed. `f` must be open.
 //! * `open_files()`: every open file, ascending.
 //!
-//! The identity rule is what makes the OpLog variant's absorption invisible; the other
-//! variants give set semantics to any sequence. The model is
+//! The identity rule is what makes the OpLog variant's absorption invisible, and the
+//! per-core lists need it too (a file opened again while open on another core's list is
+//! listed twice: `open` looks only at the current core's list, as in 004 §4.5, where a
+//! `struct file` is opened once); only [`MutexOpenFiles`] gives set semantics to any
+//! sequence (found by the commutativity checker, `crates/commuter`). The model is
 //! `oplog_model::open_files::OpenFilesModel`.
 
 use crate::logged_set::{AbsorbLocal, LoggedSet, SetKind};

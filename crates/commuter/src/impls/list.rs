@@ -9,7 +9,7 @@ use oplog_model::Concurrent;
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, GlobalAbsorbList, LocalAbsorbList, MutexList};
 
-use super::{Contract, Impl, Object, WARM_KEY, domain};
+use super::{Contract, Impl, Object, WARM_KEY, domain, identity_rule, identity_rule_name};
 
 /// Adds and removes an element the model never uses: the core's slot now holds the list
 /// (local absorption cancels the pair in the log; the other variants apply both at the next
@@ -61,11 +61,10 @@ impl Object<SetModel> for MutexList<u64> {
 /// The identity rule of the absorbing variants, over the set model: `add(x)` only while
 /// `x` is absent, `remove(x)` only while it is present.
 pub const IDENTITY: Contract<SetModel> = Contract {
-    name: "identity rule: an element is added only while absent and removed only while present (the updates of one \
-           element alternate, so two concurrent updates of one element are not allowed)",
+    name: identity_rule_name!("an element", "element"),
     admits: |set, op| match *op {
-        SetOp::Add(x) => !set.contains(&x),
-        SetOp::Remove(x) => set.contains(&x),
+        SetOp::Add(x) => identity_rule(true, set.contains(&x)),
+        SetOp::Remove(x) => identity_rule(false, set.contains(&x)),
         SetOp::Contains(_) => true,
     },
 };

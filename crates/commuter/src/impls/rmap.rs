@@ -16,7 +16,7 @@ use oplog_model::rmap::{RmapModel, RmapOp, RmapRet};
 use oplog_structures::logged_set::{Basic, LoggedSet, SetKind};
 use oplog_structures::rmap::{IntervalTree, Mapping, MutexRmap, OpLogRmap, Rmap, Unmapped, truncate_tree};
 
-use super::{Contract, Impl, Object, WARM_KEY, domain};
+use super::{Contract, Impl, Object, WARM_KEY, domain, identity_rule, identity_rule_name};
 
 /// The log kind of [`BasicOplogRmap`].
 pub type BasicKind = SetKind<IntervalTree, Basic, true>;
@@ -87,11 +87,10 @@ impl Object<RmapModel> for MutexRmap {
 /// while absent and removed only while present (000 §5.2: a region cannot be reused while
 /// it is logged).
 pub const IDENTITY: Contract<RmapModel> = Contract {
-    name: "identity rule: a mapping is added only while absent and removed only while present (the updates of one \
-           mapping alternate, so two concurrent updates of one mapping are not allowed)",
+    name: identity_rule_name!("a mapping", "mapping"),
     admits: |map, op| match op {
-        RmapOp::Add(m) => !map.contains(m),
-        RmapOp::Remove(m) => map.contains(m),
+        RmapOp::Add(m) => identity_rule(true, map.contains(m)),
+        RmapOp::Remove(m) => identity_rule(false, map.contains(m)),
         RmapOp::Truncate(_) => true,
     },
 };

@@ -18,18 +18,21 @@
 //! prints two kinds of JSON lines:
 //!
 //! * one per structure, implementation and pair of operations: a row of the `pairs` annex,
-//!   `structure`, `impl` (`oplog…` or `mutex…`), `op_a`, `op_b`, `commutative_cases`,
+//!   `structure`, `impl` (`oplog…`, `refcache…`, `sloppy…`, `mutex…`, or a baseline of the
+//!   texts: `spinlock`, `cas`, `percore`), `op_a`, `op_b`, `commutative_cases`,
 //!   `conflict_free_cases`, and the rest listed in [`COLUMNS`];
 //! * its summary, tagged `"annex": "summary"`: a row of the `summary` annex per structure
-//!   and implementation, then `structure` = `all` rows summing the OpLog versions
-//!   (`impl` = `oplog`) and the mutex baselines (`impl` = `mutex`), with the columns in
-//!   [`SUMMARY_COLUMNS`]. The `all`/`oplog` row's `update_conflict_free_percent` is the
-//!   share of checked commutative update-pair cases that OpLog makes conflict-free, and its
-//!   `update_exceptions` lists every exception with its reason.
+//!   and implementation, then `structure` = `all` rows summing each family present: the
+//!   OpLog versions (`impl` = `oplog`), the Refcache versions (`refcache`), the sloppy
+//!   counters (`sloppy`) and the mutex baselines (`mutex`), with the columns in
+//!   [`SUMMARY_COLUMNS`]. A scalable family's `all` row (`oplog`, `refcache`, `sloppy`)
+//!   gives in `update_conflict_free_percent` the share of its checked commutative
+//!   update-pair cases that are conflict-free, and in `update_exceptions` every exception
+//!   with its reason.
 //!
-//! On the terminal, the columns that hold lists (`exceptions`, `update_exceptions`) and a
-//! few redundant ones are left out of the tables, and the exceptions are listed under them
-//! instead; JSON lines and CSV files keep every column. With `--out DIR` the checker also
+//! On the terminal, the columns that hold lists (`exceptions`, `quiescent_exceptions`,
+//! `update_exceptions`) and a few redundant ones are left out of the tables, and the
+//! exceptions are listed under them instead; JSON lines and CSV files keep every column. With `--out DIR` the checker also
 //! writes `commuter-<structure>.svg` heatmaps there, and the sink writes
 //! `commuter-pairs.csv` and `commuter-summary.csv`.
 
@@ -45,7 +48,7 @@ use crate::harness::Settings;
 use crate::output::{Annex, Sink};
 
 /// The `pairs` annex's columns, in order: the fields of each checker line.
-pub const COLUMNS: [&str; 15] = [
+pub const COLUMNS: [&str; 16] = [
     "structure",
     "impl",
     "op_a",
@@ -61,10 +64,15 @@ pub const COLUMNS: [&str; 15] = [
     "quiescent_conflict_free_cases",
     "condition",
     "exceptions",
+    "quiescent_exceptions",
 ];
 
 /// The `pairs` columns left out of the terminal table (`pair` names both operations).
-const COLUMNS_HIDDEN: [&str; 4] = ["op_a", "op_b", "untraceable_cases", "exceptions"];
+const COLUMNS_HIDDEN: [&str; 5] = ["op_a", "op_b", "untraceable_cases", "exceptions", "quiescent_exceptions"];
+
+/// The scalable families of the summary (the checker's `FAMILIES` whose update-pair
+/// exceptions are listed): the `all` row's `impl`, and its name in the verdict note.
+const SCALABLE: [(&str, &str); 3] = [("oplog", "OpLog"), ("refcache", "Refcache"), ("sloppy", "Sloppy-counter")];
 
 /// The `summary` annex's columns, in order: the fields of each checker summary line.
 pub const SUMMARY_COLUMNS: [&str; 20] = [
@@ -221,13 +229,14 @@ pub fn parse(stdout: &str) -> io::Result<(Annex, Annex)> {
         "commutative cases and conflict-free cases per structure, implementation and pair, in the steady state; \
          cold_conflict_free_cases counts them at each core's first touch, where an OpLog update publishes the \
          object in its core's slot and sets that core's bit in the object word, so 0 there is expected; \
-         quiescent_conflict_free_cases after the set-up's updates were read (the concurrent read path)",
+         quiescent_conflict_free_cases after the set-up's updates were read (the concurrent read path) or, for \
+         Refcache, reviewed (quiescent_exceptions: the cases that conflict only then)",
         &COLUMNS,
     );
     let mut summary = Annex::new(
         "summary",
-        "per structure and implementation, and over all OpLog versions and all mutex baselines: commutative cases \
-         checked and conflict-free (update pairs and all pairs)",
+        "per structure and implementation, and over all OpLog versions, Refcache versions, sloppy counters and \
+         mutex baselines: commutative cases checked and conflict-free (update pairs and all pairs)",
         &SUMMARY_COLUMNS,
     );
     pairs = COLUMNS_HIDDEN.iter().fold(pairs, |a, c| a.hide_in_text(c));
@@ -273,36 +282,39 @@ fn exception_notes(object: &Map<String, Value>) -> Vec<String> {
         .saturating_sub(count("untraceable_cases"))
         .saturating_sub(count("outside_contract_cases"));
     let mut notes = Vec::new();
-    for e in object.get("exceptions").and_then(Value::as_array).into_iter().flatten() {
-        let field = |k: &str| e.get(k).map(plain).unwrap_or_default();
-        notes.push(format!(
-            "  {} {} {}: {} of {checked} cases: {}",
-            text("structure"),
-            text("impl"),
-            text("pair"),
-            field("cases"),
-            field("reason")
-        ));
-        notes.push(format!("      {}", field("conflicts")));
-        notes.push(format!("      e.g. {}", field("example")));
+    for (list, when) in [("exceptions", ""), ("quiescent_exceptions", " conflict only once quiescent")] {
+        for e in object.get(list).and_then(Value::as_array).into_iter().flatten() {
+            let field = |k: &str| e.get(k).map(plain).unwrap_or_default();
+            notes.push(format!(
+                "  {} {} {}: {} of {checked} cases{when}: {}",
+                text("structure"),
+                text("impl"),
+                text("pair"),
+                field("cases"),
+                field("reason")
+            ));
+            notes.push(format!("      {}", field("conflicts")));
+            notes.push(format!("      e.g. {}", field("example")));
+        }
     }
     notes
 }
 
-/// The notes under the summary: the OpLog verdict and its exceptions (from the `all` /
-/// `oplog` row), and each implementation's contract.
+/// The notes under the summary: each scalable family's verdict and its exceptions (from
+/// its `all` row), and each implementation's contract.
 fn note_summary(summary: &mut Annex, object: &Map<String, Value>) {
     let text = |k: &str| object.get(k).map(plain).unwrap_or_default();
     if let Some(contract) = object.get("contract").and_then(Value::as_str) {
         summary.note(format!("contract of {} {}: {contract}", text("structure"), text("impl")));
     }
-    if text("structure") != "all" || text("impl") != "oplog" {
+    if text("structure") != "all" {
         return;
     }
+    let Some((_, family)) = SCALABLE.iter().find(|(prefix, _)| text("impl") == *prefix) else { return };
     summary.note(format!(
-        "OpLog versions ({}), update pairs: {} of {} checked commutative cases are conflict-free ({}%); {} more are \
-         outside the absorbing versions' contract, not run on them ({}% of all {} commutative update cases are \
-         checked and conflict-free)",
+        "{family} versions ({}), update pairs: {} of {} checked commutative cases are conflict-free ({}%); {} more \
+         are outside their contracts, not run on them ({}% of all {} commutative update cases are checked and \
+         conflict-free)",
         text("impls"),
         text("update_conflict_free_cases"),
         text("update_checked_cases"),
@@ -313,9 +325,9 @@ fn note_summary(summary: &mut Annex, object: &Map<String, Value>) {
     ));
     let exceptions = object.get("update_exceptions").and_then(Value::as_array).cloned().unwrap_or_default();
     if exceptions.is_empty() {
-        summary.note("exceptions among OpLog update pairs: none");
+        summary.note(format!("exceptions among {family} update pairs: none"));
     } else {
-        summary.note("exceptions among OpLog update pairs:");
+        summary.note(format!("exceptions among {family} update pairs:"));
         for e in &exceptions {
             let field = |k: &str| e.get(k).map(plain).unwrap_or_default();
             summary.note(format!(
@@ -339,9 +351,9 @@ fn plain(v: &Value) -> String {
 mod tests {
     use super::*;
 
-    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[]}"#;
+    const LINE: &str = r#"{"structure":"set","impl":"oplog","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":12,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[],"quiescent_exceptions":[]}"#;
 
-    const CONFLICTING: &str = r#"{"structure":"set","impl":"mutex","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":0,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[{"cases":12,"reason":"every operation takes the structure's one lock (MutexSet.set)","conflicts":"MutexSet.set (A acquire; B acquire)","example":"setup: - | A: add(s0) | B: remove(s1)"}]}"#;
+    const CONFLICTING: &str = r#"{"structure":"set","impl":"mutex","op_a":"add","op_b":"remove","pair":"add(x) / remove(y)","update_pair":true,"cases":19,"commutative_cases":12,"untraceable_cases":0,"outside_contract_cases":0,"conflict_free_cases":0,"cold_conflict_free_cases":0,"quiescent_conflict_free_cases":0,"condition":"iff x ≠ y","exceptions":[{"cases":12,"reason":"every operation takes the structure's one lock (MutexSet.set)","conflicts":"MutexSet.set (A acquire; B acquire)","example":"setup: - | A: add(s0) | B: remove(s1)"}],"quiescent_exceptions":[]}"#;
 
     const SUMMARY: &str = r#"{"annex":"summary","structure":"all","impl":"oplog","impls":2,"contract":null,"update_commutative_cases":30,"update_outside_contract_cases":6,"update_checked_cases":24,"update_conflict_free_cases":24,"update_conflict_free_percent":100.0,"update_conflict_free_percent_of_commutative":80.0,"update_cold_conflict_free_cases":0,"all_commutative_cases":40,"all_outside_contract_cases":6,"all_checked_cases":34,"all_conflict_free_cases":24,"all_conflict_free_percent":70.6,"all_conflict_free_percent_of_commutative":60.0,"all_cold_conflict_free_cases":0,"all_quiescent_conflict_free_cases":0,"update_exceptions":[]}"#;
 
@@ -397,6 +409,31 @@ mod tests {
         assert!(!text.lines().nth(1).unwrap().contains("update_exceptions"), "{text}");
         let (pairs, _) = parse(LINE).unwrap();
         assert!(pairs.render().ends_with("exceptions: none\n"));
+    }
+
+    #[test]
+    fn each_scalable_family_gets_its_verdict_and_revivals_are_listed() {
+        let revival = LINE
+            .replace(r#""structure":"set","impl":"oplog""#, r#""structure":"refcache","impl":"refcache""#)
+            .replace(
+                r#""quiescent_exceptions":[]"#,
+                r#""quiescent_exceptions":[{"cases":1,"reason":"tryget revived a dying object","conflicts":"Header.state (A load rmw; B load rmw)","example":"setup: dec() | A: tryget() | B: tryget()"}]"#,
+            );
+        let refcache = SUMMARY.replace(r#""impl":"oplog","impls":2"#, r#""impl":"refcache","impls":2"#);
+        let mutex = SUMMARY.replace(r#""impl":"oplog""#, r#""impl":"mutex""#);
+        let (pairs, summary) = parse(&format!("{revival}\n{refcache}\n{mutex}\n")).unwrap();
+        let text = pairs.render();
+        assert!(
+            text.contains(
+                "  refcache refcache add(x) / remove(y): 1 of 12 cases conflict only once quiescent: tryget revived a \
+                 dying object\n"
+            ),
+            "{text}"
+        );
+        let text = summary.render();
+        assert!(text.contains("Refcache versions (2), update pairs: 24 of 24 checked"), "{text}");
+        assert!(text.contains("exceptions among Refcache update pairs: none"), "{text}");
+        assert!(!text.contains("Mutex versions"), "baselines get no verdict: {text}");
     }
 
     #[test]
