@@ -216,3 +216,8 @@ impl Recorder for PerCoreRecorder {
         self.storage().histogram(key)
     }
 }
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

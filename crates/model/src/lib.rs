@@ -33,7 +33,8 @@
 //!
 //! Every model but the last two also implements [`explore::Explore`] (the commutativity
 //! checker covers those structures); the open-file list and the name-cache entry have the
-//! plain [`Model`] (the linearizability suite and the structures' tests use them).
+//! plain [`Model`] (the linearizability suite and the structures' tests use them), and the
+//! checker gives them the extension in its own crate (`crates/commuter/src/models`).
 
 use std::fmt::{self, Debug};
 use std::hash::Hash;
@@ -191,3 +192,8 @@ mod tests {
         }
     }
 }
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -212,3 +212,8 @@ pub use domain::{
 };
 pub use log::{CounterLog, LogKind, Ordered, Unordered, Update};
 pub use object::{OpLog, Synced};
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

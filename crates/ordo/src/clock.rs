@@ -50,6 +50,8 @@ pub struct Ordo {
     source: Source,
     boundary: u64,
     raw_order_is_causal: bool,
+    /// Whether `rdtscp`'s `TSC_AUX` holds the CPU number (only x86-64 has it to read).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     cpu_in_aux: bool,
     basis: Basis,
     ticks_per_ns: f64,

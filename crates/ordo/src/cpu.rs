@@ -22,6 +22,7 @@ const AUX_BAD: u8 = 2;
 static AUX_STATE: AtomicU8 = AtomicU8::new(UNKNOWN);
 
 /// Mask of the CPU number within Linux's `TSC_AUX` value (`node << 12 | cpu`).
+#[cfg(target_arch = "x86_64")]
 pub(crate) const TSC_AUX_CPU_MASK: u32 = 0xfff;
 
 /// The CPU the calling thread is running on (a hint: the thread may migrate at any time).

@@ -11,10 +11,61 @@
 //!   sets to `node << 12 | cpu`; [`crate::cpu`] validates that before trusting it.
 //!   Invariance is CPUID leaf `0x8000_0007`, EDX bit 8 ("invariant TSC": constant rate in
 //!   every P-, C- and T-state, 003 §2).
-//! * aarch64: `cntvct_el0` between two `isb`s, so the read cannot be satisfied before
-//!   earlier instructions complete, nor later ones before it. The generic timer runs at a constant architected rate, so it is
-//!   treated as invariant.
+//!   A locked read-modify-write (`lock cmpxchg`, `lock xadd`) is globally visible once it
+//!   has executed (locked instructions drain the store buffer and write atomically), so a
+//!   reading after one is read after every other core can see it; a *plain* store, though,
+//!   may still sit in the store buffer when `rdtscp` reads the counter.
+//! * aarch64: `dsb ish; isb; mrs cntvct_el0; isb` (see [the aarch64 reading](#the-aarch64-reading)
+//!   for why each instruction is there). The generic timer runs at a constant architected
+//!   rate, so it is treated as invariant.
 //! * elsewhere: no hardware clock; [`crate::Source::Monotonic`] is used instead.
+//!
+//! # The aarch64 reading
+//!
+//! What a reading must order, from its users: a snapshot's start (`now()` in RLU, TL2, OCC
+//! and MVCC, 003 §4) must be read before the snapshot's loads, and a reading taken after
+//! observing another core's write must be read after that write arrived (the crate's
+//! `raw_order_is_causal`, 000 §6.1). Commit protocols add a third: they lock (a CAS on
+//! each record's lock word), *then* take the commit timestamp (OCC and TL2, 003 §4.2 and
+//! §4.3; `crates/txn`'s `occ.rs`, commit steps 1 and 2), and rely on every core that did not
+//! see the lock having loaded the record before that timestamp was read. On x86-64
+//! `rdtscp` gives all three for locked read-modify-writes (above). On aarch64 the rules of
+//! the Arm Architecture Reference Manual (DDI 0487) are:
+//!
+//! 1. *Generic Timer*: reads of `CNTVCT_EL0` "can occur speculatively and out of order
+//!    relative to other instructions executed on the same PE"; an `ISB` before the read
+//!    keeps it after the earlier instructions (the manual's example: a load that obtained a
+//!    signal to read the counter), and one after it keeps later instructions, loads
+//!    included, from executing before it. That gives the first two requirements.
+//! 2. *ISB* is a context synchronization event: it makes later instructions be fetched
+//!    after it completes. It does not wait for earlier stores to be observed by other
+//!    cores: a store is performed to the memory system after its instruction has executed.
+//! 3. *Acquire and release* (`LDAR`, `STLR`, `LDAXR`/`STLXR`, `CASAL`: what Rust's
+//!    `compare_exchange` compiles to) order *memory accesses* among themselves. A counter
+//!    read is a system-register read, not a memory access, so neither the release nor the
+//!    acquire half of a CAS orders it; and nothing in them makes the store observed before
+//!    the next instruction executes.
+//! 4. *DSB* (Data Synchronization Barrier) completes only when every explicit memory
+//!    access before it in program order is complete for its shareability domain (a store:
+//!    observed by every observer in the domain), and no instruction after it in program
+//!    order executes until it completes.
+//!
+//! So with `isb; mrs; isb` alone a CAS's store may still be unobserved by the other cores
+//! when the counter is read: the commit timestamp `w` is read at some instant, the lock
+//! becomes visible later (nothing in the architecture bounds how much later). A reader on
+//! another core can read its start `r` in between, certainly after `w` once the delay
+//! exceeds the boundary, then load the record, see it unlocked and take its old value
+//! (whose version is before `r`); once the writer installs and unlocks with version `w`,
+//! the same reader accepts `w`'s new values elsewhere (`w` is before `r`): an inconsistent
+//! snapshot, which the x86-64 reading rules out. Hence the `dsb ish` first (rule 4): every
+//! earlier load and store, the lock's included, is observed by every core of the Inner
+//! Shareable domain (all the cores Linux schedules on) before the counter is read; then
+//! `isb; mrs; isb` as rule 1 prescribes (rule 4 alone already keeps the read after the
+//! `dsb`; the `isb` costs little beside it and is what the Generic Timer chapter names for
+//! ordering a counter read). This is stronger than x86-64's `rdtscp`, since it orders plain
+//! stores too, and it costs a wait for the store buffer to drain at every reading; the
+//! callers above need only the read-modify-write half, so a cheaper reading for timestamps
+//! that follow no lock would be a separate entry point, not this one.
 
 /// Which hardware counter this build can read, if any.
 pub(crate) const HARDWARE_NAME: &str = if cfg!(target_arch = "x86_64") {
@@ -57,11 +108,13 @@ pub(crate) fn read() -> u64 {
 #[inline(always)]
 pub(crate) fn read() -> u64 {
     let t: u64;
-    // SAFETY: `isb` and a read of the virtual counter are available to EL0 on Linux (the
-    // kernel enables CNTKCTL_EL1.EL0VCTEN); neither touches memory. No `nomem`: the block
-    // is also a compiler barrier.
+    // SAFETY: `dsb ish`, `isb` and a read of the virtual counter are available to EL0 on
+    // Linux (the kernel enables CNTKCTL_EL1.EL0VCTEN); none of them reads or writes memory
+    // (the barrier only waits for earlier accesses). No `nomem`: the block is also a
+    // compiler barrier. Why each instruction: the module docs, "The aarch64 reading".
     unsafe {
-        core::arch::asm!("isb", "mrs {t}, cntvct_el0", "isb", t = out(reg) t, options(nostack, preserves_flags));
+        core::arch::asm!("dsb ish", "isb", "mrs {t}, cntvct_el0", "isb", t = out(reg) t,
+            options(nostack, preserves_flags));
     }
     t
 }

@@ -76,7 +76,11 @@ impl TimeOrder {
 ///
 /// Timestamps are opaque clock ticks; only their comparisons mean anything.
 pub trait Clock: Send + Sync {
-    /// The current time on the calling core.
+    /// The current time on the calling core, read only once this thread's earlier loads and
+    /// read-modify-writes are visible to every core, and before any of its later loads (the
+    /// hardware clocks: `rdtscp; lfence` on x86-64, `dsb ish; isb; mrs; isb` on aarch64; see
+    /// the `hw` module), so that a stamp taken after a lock is acquired, or after a write is
+    /// observed, orders after it (003 §4's commit protocols rely on this).
     fn get_time(&self) -> u64;
 
     /// The current time without making a new one: where a snapshot starts (a reader's
@@ -141,3 +145,8 @@ mod tests {
         assert_eq!(TimeOrder::compare(u64::MAX, 1, u64::MAX), TimeOrder::Uncertain);
     }
 }
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

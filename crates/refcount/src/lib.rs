@@ -82,3 +82,8 @@ pub use domain::{Config, DEFAULT_CACHE_ENTRIES, DEFAULT_REVIEW_PERIOD, Domain};
 pub use handle::{Rc, Weak};
 pub use refcache::object::ObjectState;
 pub use sloppy::{SloppyConfig, SloppyCounter, SloppyDomain};
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

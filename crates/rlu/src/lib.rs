@@ -173,3 +173,8 @@ pub use handle::{Handle, Stats};
 pub use object::{Link, RluObject, Value};
 pub use section::{Conflict, Section};
 pub use set::{NoBuckets, RluHashSet, RluList, SetHandle};
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -129,3 +129,8 @@ pub use tx::{Abort, Retry, Tx};
 
 #[cfg(test)]
 mod tests;
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

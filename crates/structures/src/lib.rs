@@ -93,3 +93,8 @@ macro_rules! concurrent {
     };
 }
 pub(crate) use concurrent;
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -625,3 +625,8 @@ fn check_key(key: u64, keys: u64) {
 fn key_out_of_range(key: u64, keys: u64) -> ! {
     panic!("key {key} is out of range: this store has {keys} keys (0..{keys})")
 }
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

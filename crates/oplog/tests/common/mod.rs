@@ -122,3 +122,24 @@ impl Update for CountedOp {
         }
     }
 }
+
+/// Environment variable naming the user-mode emulator the tests run under, if any (`.ci/run`'s
+/// aarch64 step sets it to `qemu-aarch64`).
+pub const EMULATED_VAR: &str = "OPLOG_EMULATED";
+
+/// Whether `test` must skip because it re-executes the test binary as a child process, which
+/// user-mode emulation cannot do: the host kernel cannot execute the foreign binary. Says so
+/// on stderr through the handle rather than `eprintln!`, which the test harness captures, so
+/// the skip and its reason show in the run's log.
+pub fn skip_child_process_under_emulation(test: &str) -> bool {
+    use std::io::Write;
+    let Some(emulator) = std::env::var(EMULATED_VAR).ok().filter(|v| !v.is_empty()) else {
+        return false;
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped {test}: it re-executes the test binary as a child process, which the host kernel cannot run \
+         under user-mode emulation ({EMULATED_VAR}={emulator})"
+    );
+    true
+}
