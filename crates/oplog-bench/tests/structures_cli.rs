@@ -39,9 +39,9 @@ fn names(ids: &BTreeMap<String, BTreeSet<u64>>) -> Vec<&str> {
 fn thread_sweeps_report_their_stable_ids() {
     for (experiment, expected) in [
         ("stat", &["cas", "oplog", "spinlock"][..]),
-        ("fork", &["lockfree", "mutex", "oplog", "oplog-locked", "oplog-ordered"]),
+        ("fork", &["lockfree", "mutex", "oplog", "oplog-locked", "oplog-ordered", "oplog-ordered-commit-wait"]),
         ("list", &["lockfree", "mutex", "oplog-basic", "oplog-global-absorb", "oplog-local-absorb"]),
-        ("notify", &["mutex", "oplog", "oplog-locked", "segqueue"]),
+        ("notify", &["mutex", "oplog", "oplog-commit-wait", "oplog-locked", "segqueue"]),
         ("lru", &["mutex", "oplog", "oplog-locked"]),
     ] {
         let lines = json_lines(experiment, "1,2");

@@ -18,7 +18,15 @@
 //! - `oplog`: 000 Figure 7 with local and global absorption, on an unordered log (the
 //!   identity rule makes timestamps unnecessary), per-CPU slots entered by restartable
 //!   sequences (each read pays a `membarrier`);
-//! - `oplog-ordered`: the same with the text's timestamped log;
+//! - `oplog-ordered`: the same with the text's timestamped log, stamped with raw clock
+//!   readings (the process-wide clock's domain, which waits out nothing where calibration
+//!   found that raw order respects communication, as on every machine measured here and
+//!   in 000 §6.1 / 003 §6.2; the report's header says which);
+//! - `oplog-ordered-commit-wait`: `oplog-ordered` on a domain whose every update waits out
+//!   the clock's uncertainty window before returning (`Domain::commit_wait` forced on, see
+//!   [`super::impls::commit_wait_domain`]): 003 §6.3's OplogORDO beside its Oplog
+//!   (Figure 10), which found the waiting version 4 % slower under Exim; `fork` only, not
+//!   `fork-truncate`;
 //! - `oplog-locked`: `oplog` with each per-CPU log behind a spin lock, as in the text
 //!   (cheaper reads, an atomic per update);
 //! - `mutex`: the interval tree behind one lock ("stock");
@@ -33,7 +41,11 @@ use std::io;
 use oplog_structures::rmap::{LockFreeRmap, Mapping, MutexRmap, OpLogRmap, OrderedOpLogRmap, Rmap};
 use serde_json::{Value, json};
 
-use super::impls::{Impl, ThreadSweep, per_cpu_domain, per_cpu_locked_domain};
+use std::sync::Arc;
+
+use ordo::Ordo;
+
+use super::impls::{Impl, ThreadSweep, commit_wait_domain, per_cpu_domain, per_cpu_locked_domain};
 use crate::experiments::{Experiment, Ratios, XAxis};
 use crate::harness::{Run, Settings, Throughput};
 use crate::output::verdict::{Against, Roles, Target};
@@ -78,15 +90,34 @@ fn long_lived(thread: usize) -> Mapping {
     mapping(long_lived_id(thread), (0, FILE_PAGES))
 }
 
-/// The implementations, in table order. The parameter is the truncate frequency (`None`:
-/// never, the `fork` experiment).
+/// The id of the ordered rmap that waits out the uncertainty window (`fork` only).
+pub const COMMIT_WAIT_ID: &str = "oplog-ordered-commit-wait";
+
+/// The implementations of `fork`, in table order; `fork-truncate` measures all but
+/// [`COMMIT_WAIT_ID`] ([`truncate_impls`]). The parameter is the truncate frequency
+/// (`None`: never, the `fork` experiment).
 pub const IMPLS: &[Impl<Option<u64>>] = &[
     Impl::new("oplog", |run, every| measure(run, every, || OpLogRmap::<false>::new(&per_cpu_domain()))),
     Impl::new("oplog-ordered", |run, every| measure(run, every, || OrderedOpLogRmap::new(&per_cpu_domain()))),
+    Impl::new(COMMIT_WAIT_ID, |run, every| measure_commit_wait(run, every, ordo::global())),
     Impl::new("oplog-locked", |run, every| measure(run, every, || OpLogRmap::<false>::new(&per_cpu_locked_domain()))),
     Impl::new("mutex", |run, every| measure(run, every, MutexRmap::new)),
     Impl::new("lockfree", |run, every| measure(run, every, LockFreeRmap::new)),
 ];
+
+/// The implementations `fork-truncate` measures: [`IMPLS`] without the commit-wait one
+/// (000 Figure 11 compares the rmaps, not the clock's window).
+pub fn truncate_impls() -> impl Iterator<Item = &'static Impl<Option<u64>>> {
+    IMPLS.iter().filter(|e| e.id != COMMIT_WAIT_ID)
+}
+
+/// Forks per second of the ordered OpLog rmap on a per-CPU domain stamped by `clock` whose
+/// every update waits out `clock`'s uncertainty window before returning (the
+/// `oplog-ordered-commit-wait` id on the process-wide clock; the `boundary` experiment's
+/// `fork-commit-wait` on clocks with a pinned window).
+pub fn measure_commit_wait(run: &Run, truncate_every: Option<u64>, clock: &Arc<Ordo>) -> Throughput {
+    measure(run, truncate_every, || OrderedOpLogRmap::new(&commit_wait_domain(clock.clone())))
+}
 
 /// One fork and exit of thread `thread`'s `n`th child: map the regions, unmap them.
 #[inline]
@@ -151,7 +182,8 @@ fn verify(mappings: &[Mapping], threads: usize) {
 /// The `fork` experiment.
 pub static FORK: ThreadSweep<Option<u64>> = ThreadSweep {
     name: "fork",
-    description: "forks per second: each maps 4 regions of one shared file into the rmap and unmaps them (000 Figure 1)",
+    description: "forks per second: each maps 4 regions of one shared file into the rmap and unmaps them (000 Figure 1); \
+                  raw stamps against waiting out the clock's window (003 Figure 10)",
     versus: "mutex",
     impls: IMPLS,
     param: None,
@@ -182,7 +214,7 @@ impl Experiment for ForkTruncate {
     }
 
     fn ids(&self) -> Vec<&'static str> {
-        IMPLS.iter().map(|e| e.id).collect()
+        truncate_impls().map(|e| e.id).collect()
     }
 
     fn x_axis(&self) -> XAxis {
@@ -203,7 +235,7 @@ impl Experiment for ForkTruncate {
     }
 
     fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * TRUNCATE_EVERY.count() * IMPLS.len()) as u64
+        (settings.threads.len() * TRUNCATE_EVERY.count() * truncate_impls().count()) as u64
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
@@ -213,11 +245,12 @@ impl Experiment for ForkTruncate {
              behind at F = 10)",
             &["threads", "oplog", "versus", "wins_from", "oplog_behind_at"],
         );
+        let impls: Vec<&Impl<Option<u64>>> = truncate_impls().collect();
         for &threads in &settings.threads {
             // ops/s per implementation, indexed by F - 1.
-            let mut results: Vec<Vec<f64>> = vec![Vec::new(); IMPLS.len()];
+            let mut results: Vec<Vec<f64>> = vec![Vec::new(); impls.len()];
             for every in TRUNCATE_EVERY {
-                for (i, entry) in IMPLS.iter().enumerate() {
+                for (i, entry) in impls.iter().enumerate() {
                     sink.point(&format!("{} F={every}", entry.id), threads);
                     let run = settings.at(threads);
                     let throughput = entry.measure(&run, Some(every));
@@ -226,8 +259,8 @@ impl Experiment for ForkTruncate {
                 }
             }
             let is_oplog = |id: &str| id.starts_with("oplog");
-            for (o, oplog) in IMPLS.iter().enumerate().filter(|(_, e)| is_oplog(e.id)) {
-                for (b, base) in IMPLS.iter().enumerate().filter(|(_, e)| !is_oplog(e.id)) {
+            for (o, oplog) in impls.iter().enumerate().filter(|(_, e)| is_oplog(e.id)) {
+                for (b, base) in impls.iter().enumerate().filter(|(_, e)| !is_oplog(e.id)) {
                     let (wins_from, behind) = crossover_of(&results[o], &results[b]);
                     crossover.row(vec![
                         json!(threads),
@@ -267,6 +300,14 @@ mod tests {
     fn every_impl_forks_and_truncates_and_verifies() {
         smoke_test(IMPLS, None);
         smoke_test(IMPLS, Some(2));
+    }
+
+    #[test]
+    fn fork_truncate_leaves_out_only_the_commit_wait_id() {
+        let ids: Vec<_> = truncate_impls().map(|e| e.id).collect();
+        assert_eq!(ids, ["oplog", "oplog-ordered", "oplog-locked", "mutex", "lockfree"]);
+        assert_eq!(FORK.ids().len(), ids.len() + 1);
+        assert!(FORK.ids().contains(&COMMIT_WAIT_ID));
     }
 
     #[test]

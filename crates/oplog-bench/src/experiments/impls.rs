@@ -101,6 +101,15 @@ pub fn per_cpu_domain<L: LogKind>() -> Arc<Domain<L>> {
     Domain::new(Config::per_cpu()).expect("the default per-CPU configuration is valid")
 }
 
+/// A fresh per-CPU domain (as [`per_cpu_domain`]) stamped by `clock`, whose ordered updates
+/// each wait out `clock`'s uncertainty window before returning ([`Config::commit_wait`]):
+/// 003 §6.3's OplogORDO (Figure 10), the `-commit-wait` ids of `fork`, `notify` and
+/// `boundary`.
+pub fn commit_wait_domain<L: LogKind>(clock: Arc<dyn ordo::Clock>) -> Arc<Domain<L>> {
+    Domain::new(Config::per_cpu().clock(clock).commit_wait(true))
+        .expect("the per-CPU configuration with a clock is valid")
+}
+
 /// A fresh per-CPU domain whose slots are guarded by spin locks, as in the texts (000 §4.1:
 /// "a per-core lock protecting the per-core log"): updates pay an uncontended atomic, a
 /// synchronize takes the locks and needs no `membarrier`. The `oplog-locked` ids.

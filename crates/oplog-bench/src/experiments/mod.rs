@@ -14,6 +14,7 @@ use crate::output::plot::Scale;
 use crate::output::verdict::Roles;
 use crate::output::{Record, Sink};
 
+pub mod boundary;
 pub mod clock;
 pub mod commuter;
 pub mod contention;
@@ -21,6 +22,7 @@ pub mod counter;
 pub mod fork;
 pub mod impls;
 pub mod list;
+pub mod loc;
 pub mod lru;
 pub mod memory;
 pub mod metrics;
@@ -29,6 +31,7 @@ pub mod objects;
 pub mod read_mix;
 pub mod refcount;
 pub mod rlu;
+pub mod serial_sweep;
 pub mod spinlock;
 pub mod stat;
 pub mod stm;
@@ -44,6 +47,7 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &memory::Memory,
     &read_mix::ReadMix,
     &spinlock::Spinlock,
+    &serial_sweep::SerialSweep,
     &stat::STAT,
     &fork::FORK,
     &fork::ForkTruncate,
@@ -55,8 +59,10 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &rlu::RluExperiment,
     &stm::StmExperiment,
     &txn::TxnExperiment,
+    &boundary::BoundaryExperiment,
     &metrics::METRICS,
     &commuter::CommuterExperiment,
+    &loc::LocExperiment,
 ];
 
 /// The pseudo-experiment name that runs every entry of [`REGISTRY`].

@@ -49,12 +49,12 @@ pub const MODEL_CORES: usize = 48;
 /// Line transfer cost used when it cannot be measured: 000 §3.1's ~160 cycles per writer.
 pub const TEXT_TRANSFER_CYCLES: f64 = 160.0;
 
-/// One lock: its id and its monomorphised measurement.
+/// One lock: its id and its monomorphised measurement (also `serial-sweep`'s).
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
     /// [`BenchLock::ID`].
     pub id: &'static str,
-    measure: fn(&Run, &Ordo, u64) -> Throughput,
+    measure: fn(&Run, &Ordo, u64, u64) -> Throughput,
 }
 
 impl Entry {
@@ -62,22 +62,22 @@ impl Entry {
         Self { id: L::ID, measure: measure::<L> }
     }
 
-    /// Measures the lock at one point with `parallel` ticks of work outside it.
-    pub fn measure(&self, run: &Run, clock: &Ordo, parallel: u64) -> Throughput {
-        (self.measure)(run, clock, parallel)
+    /// Measures the lock at one point: `parallel` ticks of work outside it, `serial` inside.
+    pub fn measure(&self, run: &Run, clock: &Ordo, parallel: u64, serial: u64) -> Throughput {
+        (self.measure)(run, clock, parallel, serial)
     }
 }
 
 /// The locks measured, in table order.
 pub const IMPLS: [Entry; 3] = [Entry::of::<TicketLock>(), Entry::of::<McsLock>(), Entry::of::<StdMutex>()];
 
-fn measure<L: BenchLock>(run: &Run, clock: &Ordo, parallel: u64) -> Throughput {
+fn measure<L: BenchLock>(run: &Run, clock: &Ordo, parallel: u64, serial: u64) -> Throughput {
     run.throughput_checked(
         Guarded::<L>::default,
         |guarded: &Guarded<L>, _, stop: &Stop| {
             stop.run_batched(1, || {
                 spin::spin(clock, parallel);
-                guarded.increment(|| spin::spin(clock, SERIAL_TICKS));
+                guarded.increment(|| spin::spin(clock, serial));
             })
         },
         |guarded, ops| {
@@ -85,6 +85,17 @@ fn measure<L: BenchLock>(run: &Run, clock: &Ordo, parallel: u64) -> Throughput {
             assert_eq!(count, ops, "lock `{}` let {} of {ops} increments collide", L::ID, ops - count);
         },
     )
+}
+
+/// The line-transfer cost `c` for the model and where it came from: measured by the
+/// `contention` experiment's method, or 000 §3.1's 160 cycles per writer where there is no
+/// second CPU or the measurement is below one tick (noise on a loaded machine).
+pub fn transfer_cost(settings: &Settings, clock: &Ordo) -> (f64, String) {
+    match contention::transfer_ticks(settings, clock) {
+        Some(t) if t >= 1.0 => (t, "one line transfer, measured here".to_owned()),
+        Some(t) => (TEXT_TRANSFER_CYCLES, format!("000 §3.1's slope: the measured {t:.1} is noise")),
+        None => (TEXT_TRANSFER_CYCLES, "000 §3.1's slope: no second CPU here".to_owned()),
+    }
 }
 
 /// The `spinlock` experiment.
@@ -206,7 +217,7 @@ impl Experiment for Spinlock {
                 for (i, entry) in IMPLS.iter().enumerate() {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
-                    let t = entry.measure(&run, clock, parallel);
+                    let t = entry.measure(&run, clock, parallel, SERIAL_TICKS);
                     measured.push((parallel, threads, i, t.median));
                     let mut record = Record::new(self.name(), entry.id, &run, &t)
                         .with("parallel_cycles", parallel)
@@ -219,11 +230,7 @@ impl Experiment for Spinlock {
                 }
             }
         }
-        let (transfer, source) = match contention::transfer_ticks(settings, clock) {
-            Some(t) if t >= 1.0 => (t, "one line transfer, measured here".to_owned()),
-            Some(t) => (TEXT_TRANSFER_CYCLES, format!("000 §3.1's slope: the measured {t:.1} is noise")),
-            None => (TEXT_TRANSFER_CYCLES, "000 §3.1's slope: no second CPU here".to_owned()),
-        };
+        let (transfer, source) = transfer_cost(settings, clock);
         let source = source.as_str();
         sink.annex(Self::model_annex(parallels, transfer, source))?;
         sink.annex(Self::speedup_annex(parallels, &settings.threads, &measured, transfer))?;
@@ -250,7 +257,7 @@ mod tests {
         let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
         let clock = Ordo::monotonic();
         for entry in IMPLS {
-            assert!(entry.measure(&run, &clock, 100).median > 0.0, "{}", entry.id);
+            assert!(entry.measure(&run, &clock, 100, SERIAL_TICKS).median > 0.0, "{}", entry.id);
         }
     }
 
