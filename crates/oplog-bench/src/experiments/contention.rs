@@ -101,27 +101,40 @@ struct Lines {
     shared: CachePadded<AtomicU64>,
     own: Box<[CachePadded<AtomicU64>]>,
     /// Per worker: (ticks, writes) of its loop.
-    timings: Box<[CachePadded<(AtomicU64, AtomicU64)>]>,
+    timings: Timings,
 }
 
 impl Lines {
     fn new(threads: usize) -> Self {
         let padded = || (0..threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
-        Self {
-            shared: CachePadded::new(AtomicU64::new(0)),
-            own: padded(),
-            timings: (0..threads).map(|_| CachePadded::new((AtomicU64::new(0), AtomicU64::new(0)))).collect(),
-        }
+        Self { shared: CachePadded::new(AtomicU64::new(0)), own: padded(), timings: Timings::new(threads) }
     }
 
     /// Mean over workers of ticks per write.
     fn ticks_per_write(&self) -> f64 {
-        let per_thread: Vec<f64> = self
-            .timings
-            .iter()
-            .map(|t| t.0.load(Ordering::Relaxed) as f64 / t.1.load(Ordering::Relaxed).max(1) as f64)
-            .collect();
-        per_thread.iter().sum::<f64>() / per_thread.len().max(1) as f64
+        self.timings.mean()
+    }
+}
+
+/// Each worker's ticks and accesses in one repetition, on a line of its own.
+pub(crate) struct Timings(Box<[CachePadded<(AtomicU64, AtomicU64)>]>);
+
+impl Timings {
+    pub(crate) fn new(threads: usize) -> Self {
+        Self((0..threads).map(|_| CachePadded::new((AtomicU64::new(0), AtomicU64::new(0)))).collect())
+    }
+
+    /// Records worker `thread`'s `ticks` over `accesses`.
+    pub(crate) fn set(&self, thread: usize, ticks: u64, accesses: u64) {
+        self.0[thread].0.store(ticks, Ordering::Relaxed);
+        self.0[thread].1.store(accesses, Ordering::Relaxed);
+    }
+
+    /// Mean over workers of ticks per access.
+    pub(crate) fn mean(&self) -> f64 {
+        let per_thread =
+            self.0.iter().map(|t| t.0.load(Ordering::Relaxed) as f64 / t.1.load(Ordering::Relaxed).max(1) as f64);
+        per_thread.sum::<f64>() / self.0.len().max(1) as f64
     }
 }
 
@@ -159,8 +172,7 @@ pub fn measure(target: Target, clock: &Ordo, run: &Run) -> Measured {
                 }),
             };
             let elapsed = clock.get_time().wrapping_sub(start);
-            lines.timings[thread].0.store(elapsed, Ordering::Relaxed);
-            lines.timings[thread].1.store(writes, Ordering::Relaxed);
+            lines.timings.set(thread, elapsed, writes);
             writes
         },
         |lines, ops| {

@@ -23,10 +23,10 @@
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_utils::CachePadded;
 use ordo::{Clock, Ordo};
 
 use super::super::read_mix::SplitMix64;
+use super::Timings;
 use crate::harness::{Run, Stop, Throughput, median};
 
 /// Region sizes measured, in bytes: 4 KiB to 64 MiB, by fours.
@@ -110,7 +110,7 @@ struct Regions {
     /// Per worker: the line it starts at.
     starts: Vec<usize>,
     /// Per worker: (ticks, lines accessed) of its loop.
-    timings: Box<[CachePadded<(AtomicU64, AtomicU64)>]>,
+    timings: Timings,
 }
 
 impl Regions {
@@ -127,18 +127,12 @@ impl Regions {
                 ((0..threads).map(|t| Region::new(bytes, t as u64 + 1)).collect(), vec![0; threads])
             }
         };
-        let timings = (0..threads).map(|_| CachePadded::new((AtomicU64::new(0), AtomicU64::new(0)))).collect();
-        Self { regions, starts, timings }
+        Self { regions, starts, timings: Timings::new(threads) }
     }
 
     /// Mean over workers of ticks per line accessed.
     fn ticks_per_access(&self) -> f64 {
-        let per_thread: Vec<f64> = self
-            .timings
-            .iter()
-            .map(|t| t.0.load(Ordering::Relaxed) as f64 / t.1.load(Ordering::Relaxed).max(1) as f64)
-            .collect();
-        per_thread.iter().sum::<f64>() / per_thread.len().max(1) as f64
+        self.timings.mean()
     }
 }
 
@@ -172,8 +166,7 @@ pub fn measure(access: RegionAccess, bytes: usize, clock: &Ordo, run: &Run) -> M
             });
             let elapsed = clock.get_time().wrapping_sub(start);
             black_box(i);
-            r.timings[thread].0.store(elapsed, Ordering::Relaxed);
-            r.timings[thread].1.store(accessed, Ordering::Relaxed);
+            r.timings.set(thread, elapsed, accessed);
             accessed
         },
         |r, accessed| {
