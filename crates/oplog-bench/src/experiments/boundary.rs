@@ -35,17 +35,18 @@
 //! mappings).
 
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use ordo::settings::{MAX_BOUNDARY, Settings as OrdoSettings, SourceChoice};
 use ordo::{Basis, Clock, Ordo, Source};
-use ordo_stm::{Stats, Stm, TVar};
+use ordo_stm::Stats;
 use serde_json::json;
 
 use super::fork;
-use super::stm::workload::{Op, Points, ThreadState, TxWords, Workload};
+use super::stm::workload::{Points, Workload};
+use super::stm::{self, Measured};
 use crate::experiments::{Experiment, Metric, XAxis, global_clock};
-use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::harness::{Run, Settings};
 use crate::output::plot::{Chart, Scale};
 use crate::output::{Annex, Record, Series, Sink, round};
 
@@ -54,9 +55,6 @@ pub const SCALES: [f64; 7] = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0];
 
 /// Scales swept with `--quick`.
 pub const QUICK_SCALES: [f64; 3] = [0.125, 1.0, 8.0];
-
-/// Operations between two checks of the stop flag.
-const BATCH: u64 = 32;
 
 /// The workloads, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,67 +90,11 @@ impl Subject {
     }
 }
 
-/// One repetition of a TL2 workload: the words as `TVar`s and what each worker did.
-struct Tl2Run {
-    stm: Stm<Ordo>,
-    vars: Vec<TVar<u64>>,
-    states: Vec<Mutex<ThreadState>>,
-    stats: Mutex<Stats>,
-}
-
-/// One measured point: throughput, and the transactions' counts (zero for `fork`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Measured {
-    /// Operations (transactions, forks) per second, all threads.
-    pub throughput: Throughput,
-    /// TL2's counts over all repetitions.
-    pub stats: Stats,
-}
-
-/// Measures TL2 on `clock` running `workload` (set or bank: they need no kmeans points).
-fn measure_tl2(run: &Run, workload: Workload, clock: &Ordo) -> Measured {
-    let points = Points::empty();
-    let mut stats = Stats::default();
-    let throughput = run.throughput_checked(
-        || {
-            let stm = Stm::new(clock.clone());
-            let vars = workload.initial().into_iter().map(|w| TVar::new(&stm, w)).collect();
-            let states = (0..run.threads).map(|_| Mutex::default()).collect();
-            Tl2Run { stm, vars, states, stats: Mutex::default() }
-        },
-        |r: &Tl2Run, thread, stop: &Stop| {
-            let mut state = ThreadState::new(thread);
-            let before = Stats::thread();
-            let mut counted = 0;
-            stop.run_batched(BATCH, || {
-                let op: Op = workload.next_op(&mut state, &points);
-                let result = r.stm.atomically(|tx| op.run(&points, &mut TxWords { tx, vars: &r.vars }));
-                workload.completed(&mut state, op, result);
-                counted += u64::from(Workload::counts(op));
-            });
-            let mut total = r.stats.lock().unwrap_or_else(PoisonError::into_inner);
-            *total = total.plus(&(Stats::thread() - before));
-            *r.states[thread].lock().unwrap_or_else(PoisonError::into_inner) = state;
-            counted
-        },
-        |r, _| {
-            let states: Vec<ThreadState> = r
-                .states
-                .iter()
-                .map(|s| std::mem::take(&mut *s.lock().unwrap_or_else(PoisonError::into_inner)))
-                .collect();
-            let words: Vec<u64> = r.stm.atomically(|tx| r.vars.iter().map(|v| tx.read(v)).collect());
-            workload.verify(&words, &states, &points);
-            stats = stats.plus(&r.stats.lock().unwrap_or_else(PoisonError::into_inner));
-        },
-    );
-    Measured { throughput, stats }
-}
-
 /// Measures `subject` on `clock` at one point.
 pub fn measure(subject: Subject, run: &Run, clock: &Arc<Ordo>) -> Measured {
     match subject.tl2() {
-        Some(workload) => measure_tl2(run, workload, clock),
+        // Set and bank need no kmeans points.
+        Some(workload) => stm::measure_tl2(run, workload, &Points::empty(), clock.as_ref()),
         None => Measured { throughput: fork::measure_commit_wait(run, None, clock), stats: Stats::default() },
     }
 }

@@ -124,9 +124,18 @@ struct Shared<M> {
 }
 
 /// A measured point: throughput and the transactions' counts over all repetitions.
-struct Measured {
-    throughput: Throughput,
-    stats: Stats,
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// Operations (transactions) per second, all threads.
+    pub throughput: Throughput,
+    /// TL2's counts over all repetitions (zero for a lock).
+    pub stats: Stats,
+}
+
+/// Measures TL2 on `clock` running `workload` (also the `boundary` experiment's TL2 ids, on
+/// clocks with a pinned window).
+pub fn measure_tl2<C: TxClock + Clone>(run: &Run, workload: Workload, points: &Points, clock: &C) -> Measured {
+    measure(run, workload, points, |w| Tl2::new(clock.clone(), w))
 }
 
 fn measure<M: Memory>(run: &Run, workload: Workload, points: &Points, make: impl Fn(Vec<u64>) -> M) -> Measured {
@@ -166,7 +175,7 @@ fn measure<M: Memory>(run: &Run, workload: Workload, points: &Points, make: impl
 fn measure_id(id: &str, run: &Run, workload: Workload, points: &Points, ordo: &Ordo) -> Measured {
     match id {
         "tl2-logical" => measure(run, workload, points, |w| Tl2::new(LogicalClock::new(), w)),
-        "tl2-ordo" => measure(run, workload, points, |w| Tl2::new(ordo.clone(), w)),
+        "tl2-ordo" => measure_tl2(run, workload, points, ordo),
         "mutex" => measure(run, workload, points, |w| Locked(Mutex::new(w))),
         other => unreachable!("unknown stm implementation {other}"),
     }
