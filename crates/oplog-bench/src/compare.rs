@@ -345,26 +345,26 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
 pub fn chart(name: &str, old: &[Record], new: &[Record]) -> Option<io::Result<String>> {
     let experiment = by_name(name)?;
     let (axis, metric, ids) = (experiment.x_axis(), experiment.metric(), experiment.ids());
-    // (series, id rank, run): each id's old curve next to its new one, in the experiment's id
-    // order, so their legend entries sit together.
-    let mut series: Vec<(Series, usize, usize)> = Vec::new();
+    // Sorted by (id rank, label, run): each id's old curve next to its new one, in the
+    // experiment's id order, so their legend entries sit together.
+    let mut series: Vec<(usize, String, usize, Series)> = Vec::new();
     for (run, records) in [old, new].into_iter().enumerate() {
         let records: Vec<Record> = records.iter().filter(|r| r.experiment == name).cloned().collect();
-        for mut s in group_series(&records, axis, metric) {
+        for s in group_series(&records, axis, metric) {
+            // A label is the id, or the id and ` (NT)` for a swept experiment.
             let id = s.label.split(" (").next().unwrap_or_default();
             let rank = ids.iter().position(|i| *i == id).unwrap_or(ids.len());
-            s.label = format!("{} ({})", s.label, ["old", "new"][run]);
-            series.push((s, rank, run));
+            series.push((rank, s.label.clone(), run, s));
         }
     }
     if series.is_empty() {
         return None;
     }
-    // By id, then by the label without its run (a swept experiment's thread count), then run.
-    let key =
-        |(s, rank, run): &(Series, usize, usize)| (*rank, s.label.rsplit_once(" (").map(|l| l.0.to_owned()), *run);
-    series.sort_by_cached_key(key);
-    let series: Vec<Series> = series.into_iter().map(|(s, ..)| s).collect();
+    series.sort_by(|a, b| (a.0, &a.1, a.2).cmp(&(b.0, &b.1, b.2)));
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|(_, label, run, s)| Series { label: format!("{label} ({})", ["old", "new"][run]), ..s })
+        .collect();
     Some(render_chart(experiment, &format!("{name}: old and new"), &series))
 }
 
