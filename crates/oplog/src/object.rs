@@ -5,9 +5,12 @@
 //!
 //! One 64-bit word per object: the object lock (bit 63), the representation (bit 62), the
 //! read bias (bit 61), the tag of the last direct updater (bits 59..61), the adaptive
-//! policy's score (bits 53..59) and the core mask (bits 0..53; core `c` may own a
-//! log-cache slot for the object if bit `c % 53` is set). An update in the logged
-//! representation only *reads* it.
+//! policy's score (bits 53..59), whether the object has a backlog (bit 52, kept by
+//! `crate::pending`) and the core mask (bits 0..52; core `c` may own a log-cache slot for
+//! the object if bit `c % 52` is set). An update in the logged representation only *reads*
+//! it; a direct update or a read through the lock finds everything it must check (lock,
+//! representation, bias, logs in slots, backlog) in the one value its compare-and-swap
+//! starts from.
 //!
 //! # Update, logged (000 §4.1, Figure 6 `Object::log`)
 //!
@@ -23,7 +26,7 @@
 //!    already set is not written again). The victim's log goes
 //!    to its backlog ([`crate::pending`]): no lock, no barrier, no other core's slot; the
 //!    victim's next synchronize merges it. The victim's bit for this core is cleared (per-CPU
-//!    domains of at most 53 CPUs, where no two cores share a bit), so that its next
+//!    domains of at most 52 CPUs, where no two cores share a bit), so that its next
 //!    synchronize does not visit this slot. A log that may be applied alone
 //!    ([`LogKind::APPLY_ALONE`], the counter) is applied at once instead if a *try*-lock
 //!    of the victim succeeds (the reverse of the usual lock order, so never a wait), after
@@ -103,12 +106,14 @@
 //! next synchronize or direct update applies it first.
 //!
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
-//! moved by its own reads, with hysteresis, never by a write on the update path:
+//! moved by what its lock holders observe (reads, flushes of full logs, evictions, direct
+//! updates), with hysteresis, never by a write on the logged update path:
 //!
 //! * logged: a read that finds fewer than `SMALL_BATCH` (2) operations logged since the
-//!   last synchronize, or fewer than `ONE_CORE_BATCH` (16) all from one core, raises the
-//!   score; `TO_DIRECT` (4) such reads in a row switch the object to direct; a read that
-//!   finds more resets the score. Evictions weigh too (issue 14: more hot objects than
+//!   last synchronize, or operations from one core only, raises the score; so does a full
+//!   log applied or handed off while no other core logs the object; `TO_DIRECT` (4) such
+//!   observations in a row switch the object to direct; a read or flush that finds
+//!   several cores' operations resets the score. Evictions weigh too (issue 14: more hot objects than
 //!   log-cache slots): a log evicted from the cache before it took `THRASH_PUSHES` (8)
 //!   operations did not pay for its miss, and raises the score twice as much as such a
 //!   read (`THRASH_WEIGHT`: two such evictions in a row switch; the
@@ -117,19 +122,20 @@
 //!   of such logs switches it at once. An object that misses the cache on most of its
 //!   updates thus ends direct: two atomic read-modify-writes per update instead of a miss
 //!   (measured with `oplog-bench objects`);
-//! * direct: each direct update adds to the score's weight when it unlocks (in the same
-//!   instruction): 1, or `OTHER_THREAD_WEIGHT` (4) if another thread made the update
-//!   before it, told by a 2-bit thread tag the updates leave in the word; an update that
-//!   found the lock taken and logged itself weighs 4 too, counted by whoever applies it;
-//!   the second read in a row that finds the weight at `TO_LOGGED` (16) or more switches
-//!   back to logged.
+//! * direct: the score's weight counts the direct updates made by another thread than the
+//!   one before (told by a 2-bit thread tag the updates leave in the word; each update
+//!   adds to it when it unlocks, in the same instruction), plus the updates that found the
+//!   lock taken and logged themselves (counted by whoever applies them); the second read
+//!   in a row that finds the weight at `TO_LOGGED` (4) or more switches back to logged,
+//!   and so does the update that brings it to `WEIGHT_MAX` (31) without a read between.
 //!
-//! So an object updated by a single thread stays direct until reads are rarer than about
-//! one per 16 updates: logging saves one core no more than its lock, which a synchronize
-//! costs back (measured with `read-mix` at one thread: direct wins at 90 % updates, logged
-//! at 99 %). Updates from several threads move the object's lines at every direct update,
-//! so an object they share is direct only while reads come about as often as updates.
-//! Both directions need the signal twice or more in a row, against flapping. A switch
+//! So an object updated by a single thread is direct whatever its mix: logging saves one
+//! core no more than its lock, and a direct update costs less than a push (measured with
+//! `read-mix` at one thread, 2026-11-25: direct 139M updates/s, logged 90M, at 100 %
+//! updates). Updates from several threads move the object's lines at every direct update,
+//! so an object they share is direct only while reads come about as often as updates
+//! (fewer than about four changes of updater between reads). Both directions need the
+//! signal twice or more in a row, against flapping. A switch
 //! costs nothing beyond the read's own lock and unlock; a switch to direct also gives up
 //! the object's slots (above). [`OpLog::switch_representation`] switches by hand.
 //!
@@ -151,6 +157,7 @@ use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::LogKind;
 use crate::migration;
+use crate::pending::BACKLOG;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
     AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, thread_local_const,
@@ -184,27 +191,26 @@ const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
 /// changed only by the lock's holder.
 const TAG_SHIFT: u32 = 59;
 const TAG: u64 = 0b11 << TAG_SHIFT;
-/// Bits 0..53: core `c` may own a slot for the object if bit `c % 53` is set.
-const CORE_BITS: u64 = (1 << SCORE_SHIFT) - 1;
-const CORE_BIT_COUNT: usize = SCORE_SHIFT as usize;
+/// Bits 0..52: core `c` may own a slot for the object if bit `c % 52` is set. (Bit 52 is
+/// [`BACKLOG`].)
+const CORE_BIT_COUNT: usize = 52;
+const CORE_BITS: u64 = (1 << CORE_BIT_COUNT) - 1;
+const _: () = assert!(BACKLOG == 1 << CORE_BIT_COUNT && BACKLOG << 1 == 1 << SCORE_SHIFT);
 
 /// Logged representation: a read that finds fewer operations than this logged since the
 /// last one counts towards the switch to direct.
 const SMALL_BATCH: usize = 2;
-/// Logged representation: so does a read that finds fewer than this, all from one core
-/// (logging saves one core nothing but its lock: measured, direct wins below about 13).
-const ONE_CORE_BATCH: usize = 16;
 /// Logged representation: this many such reads in a row switch the object to direct.
 const TO_DIRECT: u64 = 4;
-/// Direct representation: the score's low bits weigh the updates since the last read: 1
-/// each, or [`OTHER_THREAD_WEIGHT`] if another thread made the update before it (its lines
-/// then had to move), up to [`WEIGHT_MAX`]. The second read in a row that finds the
-/// weight at least [`TO_LOGGED`] switches the object back to logged; [`OVER_ONCE`]
-/// remembers the first.
-const TO_LOGGED: u64 = 16;
-/// Direct representation: what an update after another thread's weighs.
-const OTHER_THREAD_WEIGHT: u64 = 4;
-/// Direct representation: the largest weight the score holds.
+/// Direct representation: the score's low bits weigh the updates since the last read that
+/// another thread made than the one before (the object's lines then had to move), and the
+/// updates that found the lock taken and logged themselves, up to [`WEIGHT_MAX`]. The
+/// second read in a row that finds the weight at least [`TO_LOGGED`] switches the object
+/// back to logged; [`OVER_ONCE`] remembers the first.
+const TO_LOGGED: u64 = 4;
+/// Direct representation: the largest weight the score holds; the direct update that
+/// brings it there switches the object back to logged (updates from several threads and
+/// no read between: logging pays).
 const WEIGHT_MAX: u64 = 31;
 /// Direct representation: the score's bit saying that the last read found the weight at
 /// [`TO_LOGGED`] or more.
@@ -673,7 +679,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         L::gather(&mut batch, core, &mut guard.log);
         self.domain().stats.retire(core, std::mem::take(&mut guard.pushes));
         guard.publish(0);
-        Some(Eviction { victim: self.ptr, batch, thrashing: None })
+        Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core } })
     }
 
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
@@ -686,7 +692,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Into the backlog before the slot stops publishing the object, both under the
         // slot lock: a synchronize finds the log in one place or the other.
         let d = self.domain();
-        let waiting = d.pending.push_evicted(self.id(), core, log);
+        let waiting = d.pending.push_evicted(self.id(), &self.get().word, core, log);
         d.stats.count(core, Event::HandOff);
         guard.publish(0);
         waiting
@@ -725,7 +731,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         check_backlog: bool,
     ) -> Result<Option<Eviction<L>>, usize> {
         let d = self.domain();
-        let waiting = if check_backlog { d.pending.evicted_count(self.id()) } else { 0 };
+        let waiting =
+            if check_backlog { d.pending.evicted_count(self.id(), self.get().word.load(Ordering::SeqCst)) } else { 0 };
         if waiting >= d.backlog_limit {
             return Err(waiting);
         }
@@ -738,7 +745,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let v = unsafe { Obj::<L>::from_owner(victim) };
             // Once its log is out of this slot, the victim has no log on this core (an object
             // has one slot index): its bit goes, where no other core shares it (per-CPU
-            // domains of at most 53 CPUs), so that its next synchronize, or its switch to
+            // domains of at most 52 CPUs), so that its next synchronize, or its switch to
             // direct, does not visit this slot (a barrier on the owner path). Only a holder
             // of this slot sets the bit, and a gather holding every slot of the mask clears
             // it, so it is cleared here while the slot is held, and only once nobody can
@@ -762,8 +769,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 v.exclude_readers();
                 let mut batch = v.backlog_batch();
                 L::gather(&mut batch, core, &mut log);
-                let thrashing = Some((slot.pushes as usize) < THRASH_PUSHES);
-                eviction = Some(Eviction { victim: v.ptr, batch, thrashing });
+                let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
+                eviction = Some(Eviction { victim: v.ptr, batch, why: Why::Evicted { thrashing } });
                 d.stats.count(core, Event::EvictionApplied);
             } else {
                 // Whoever synchronizes the victim next takes it from here. A log that held
@@ -775,10 +782,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     && d.representation == Representation::Adaptive
                     && v.get().word.load(Ordering::Relaxed) & DIRECT == 0
                     && locked(&mut cleared);
-                d.pending.push_evicted(v.id(), core, log);
+                d.pending.push_evicted(v.id(), &v.get().word, core, log);
                 d.stats.count(core, Event::EvictionToBacklog);
                 if observe {
-                    eviction = Some(Eviction { victim: v.ptr, batch: L::Batch::default(), thrashing: Some(true) });
+                    let why = Why::Evicted { thrashing: true };
+                    eviction = Some(Eviction { victim: v.ptr, batch: L::Batch::default(), why });
                 }
             }
             if clear != 0 && !cleared {
@@ -828,8 +836,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
             self.apply_backlog_alone();
         } else {
             // A backlog full of logs that held little: the object keeps losing its slots.
+            // Otherwise a backlog of full logs: flushes, from one core or several.
             let gathered = self.sync_locked();
-            self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
+            if gathered.thrashing() {
+                self.observe_evictions(&mut lock, true, TO_DIRECT);
+            } else {
+                self.observe_flush(&mut lock, gathered.one_core());
+            }
         }
         drop(lock);
         true
@@ -857,15 +870,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// evicted and handed-off logs, oldest first) with what those logs held; `None` if it
     /// has none.
     fn take_backlog(self) -> Option<(L::Batch, Gathered)> {
-        let backlog = self.domain().pending.take(self.id())?;
+        let backlog = self.domain().pending.take(self.id(), &self.get().word)?;
         let logs = backlog.evicted.len();
         let mut batch = backlog.carry;
         let carried = L::batch_len(&batch);
+        let mut cores = 0;
         for (core, mut log) in backlog.evicted {
             L::gather(&mut batch, core, &mut log);
+            cores |= core_bit(core);
         }
         let ops = L::batch_len(&batch) - carried;
-        Some((batch, Gathered { ops, cores: 0, backlog_logs: logs, backlog_ops: ops }))
+        Some((batch, Gathered { ops, cores, backlog_logs: logs, backlog_ops: ops }))
     }
 
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
@@ -964,21 +979,56 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// value of the word the caller just loaded.
     #[inline(never)]
     fn update_direct(self, op: L::Op, seen: u64) {
-        if !self.try_lock_seen(seen) {
-            return self.update_direct_contended(op);
+        match self.update_direct_fast(op, seen) {
+            Ok(()) => {}
+            Err(op) => self.update_direct_slow(op, seen),
         }
-        self.apply_direct(ObjectLock::held(self), op);
     }
 
-    /// A direct update that found the object lock taken (by another update, a read, a
-    /// [`Synced`] guard, or this thread itself from inside the object's own `exec`): logged
-    /// instead, as in the logged representation, so an update never waits for the lock
-    /// (module docs, "Representations"). The next synchronize or direct update applies it
-    /// first.
+    /// A direct update of an object with nothing logged and no concurrent reader (module
+    /// docs, "The object's word"): a mutex's update, whose unlock counts it for the policy
+    /// in the same instruction. `Err` gives the operation back if the word was not `seen`
+    /// or `seen` shows the lock, a reader bias, logs or a backlog.
+    #[inline(always)]
+    fn update_direct_fast(self, op: L::Op, seen: u64) -> Result<(), L::Op> {
+        let word = &self.get().word;
+        if seen & (LOCK | BIAS | CORE_BITS | BACKLOG) != 0
+            || word.compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed).is_err()
+        {
+            return Err(op);
+        }
+        let _holding = reentry::Holding::new(self.id() as usize);
+        let unlock = UnlockOnUnwind(word);
+        let state = self.get().state.get_mut();
+        // SAFETY: the object lock is held and no reader is on the concurrent path (the bias
+        // is clear, and only a lock holder sets it), so this is the only access.
+        L::exec(unsafe { state.deref() }, op);
+        // Under loom the pointer tracks the access until it is dropped.
+        #[allow(clippy::drop_non_drop)]
+        drop(state);
+        std::mem::forget(unlock);
+        // The holder bits cannot change while the lock is held: `seen` still gives them.
+        let adaptive = self.domain().representation == Representation::Adaptive;
+        let want = count_direct_update(seen, thread_tag(), 0, adaptive);
+        word.fetch_xor(((seen | LOCK) ^ want) & HOLDERS, Ordering::Release);
+        Ok(())
+    }
+
+    /// A direct update that could not take the fast path: something is logged or read
+    /// concurrently, or the lock was taken (by another update, a read, a [`Synced`] guard,
+    /// or this thread itself from inside the object's own `exec`). Then the update is
+    /// logged instead, as in the logged representation, so an update never waits for the
+    /// lock (module docs, "Representations"); the next synchronize or direct update applies
+    /// it first. (Waiting a little for the lock first, as a mutex does, measured slower at
+    /// two threads: 7.8M against 11.8M ops/s at 50 % updates; the waiter's loads take the
+    /// line from the holder, whose unlock must take it back.)
     #[cold]
     #[inline(never)]
-    fn update_direct_contended(self, op: L::Op) {
-        self.append_logged(op);
+    fn update_direct_slow(self, op: L::Op, seen: u64) {
+        if !self.try_lock_seen(seen) {
+            return self.append_logged(op);
+        }
+        self.apply_direct(ObjectLock::held(self), op);
     }
 
     #[inline(always)]
@@ -1014,6 +1064,29 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// `seen` is the value of the word the caller just loaded.
     #[inline(never)]
     fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R, seen: u64) -> R {
+        let word = &self.get().word;
+        // Nothing logged (module docs, "The object's word"): nothing to apply, and the
+        // policy's step and the bias are decided from `seen`, whose holder bits cannot
+        // change while the lock is held; the unlock sets them in the same instruction.
+        // A switch to direct (which gives up slots) takes the general path below.
+        if seen & (LOCK | CORE_BITS | BACKLOG) == 0
+            && let Some(want) = self.read_bits(seen, Gathered::default())
+            && word.compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        {
+            let _holding = reentry::Holding::new(self.id() as usize);
+            let unlock = UnlockOnUnwind(word);
+            let state = self.get().state.get();
+            // SAFETY: the object lock is held, so no write access to the state is live.
+            let r = f(unsafe { state.deref() });
+            #[allow(clippy::drop_non_drop)]
+            drop(state);
+            std::mem::forget(unlock);
+            let want = want | if rebias(seen) { BIAS } else { 0 };
+            // Setting the bias lets readers in without the lock (see `ObjectLock`'s drop).
+            let order = if want & !seen & BIAS != 0 { Ordering::SeqCst } else { Ordering::Release };
+            word.fetch_xor(((seen | LOCK) ^ want) & HOLDERS, order);
+            return r;
+        }
         let mut lock = self.lock_seen("read or synchronize", seen);
         let gathered = self.sync_locked();
         let before = self.get().word.load(Ordering::Relaxed);
@@ -1024,12 +1097,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
-        // Logged, updates never revoke the bias (only synchronizes that find logs do);
-        // direct, each update does, so only a second read in a row with no update between
-        // restores it (against churn in write-heavy mixes).
         // Set with the unlock, in the same instruction.
-        let direct_updates = ((before & SCORE) >> SCORE_SHIFT) & WEIGHT_MAX;
-        lock.bias = before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0);
+        lock.bias = rebias(before);
         drop(lock);
         r
     }
@@ -1054,7 +1123,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // or cleared the bias before this load (`exclude_readers`).
         dekker_fence();
         let seen = word.load(Ordering::SeqCst);
-        if seen & BIAS == 0 || !self.quiescent() {
+        if seen & BIAS == 0 || !(quiescent_word(seen) || self.quiescent_slots()) {
             return Err(seen);
         }
         // The access starts only now that the entry is valid.
@@ -1106,26 +1175,18 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// which sets the new policy when it unlocks.
     fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: Gathered) {
         let now = self.get().word.load(Ordering::Relaxed);
-        let score = (now & SCORE) >> SCORE_SHIFT;
-        if self.domain().representation != Representation::Adaptive {
-            // Pinned: only restart the count of direct updates since the last read.
-            if score != 0 {
-                lock.policy = Some(policy_bits(now & DIRECT != 0, 0));
-            }
-            return;
-        }
-        let (direct, score) = if now & DIRECT != 0 {
-            // Updates logged while direct (they found the lock taken) weigh as another
-            // thread's.
-            let over = (score & WEIGHT_MAX) + gathered.ops as u64 * OTHER_THREAD_WEIGHT >= TO_LOGGED;
-            if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
-        } else if gathered.ops < SMALL_BATCH || (gathered.cores <= 1 && gathered.ops < ONE_CORE_BATCH) {
-            // The score counts reads in a row that found little logged.
-            if score + 1 >= TO_DIRECT { (true, 0) } else { (false, score + 1) }
-        } else {
-            (false, 0)
-        };
+        let (direct, score) = read_policy(now, gathered, self.domain().representation);
         self.set_policy(lock, now, direct, score);
+    }
+
+    /// The holder bits ([`HOLDERS`] but the lock) a read through the lock of an object
+    /// whose word is `now` leaves, having `gathered` operations, before it decides on the
+    /// bias ([`rebias`]): the policy's step at the read. `None` if the step switches the
+    /// object to direct, which gives up its slots first (`set_policy`).
+    #[inline(always)]
+    fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
+        let (direct, score) = read_policy(now, gathered, self.domain().representation);
+        (!direct || now & DIRECT != 0).then(|| (now & (TAG | BIAS)) | policy_bits(direct, score))
     }
 
     /// The adaptive policy's view of evictions of this object's logs from the log cache
@@ -1133,16 +1194,25 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// [`THRASH_PUSHES`] operations each, which counts `weight` towards the switch to
     /// direct; otherwise logging pays, and the count restarts. The object lock is held.
     fn observe_evictions(self, lock: &mut ObjectLock<'a, L>, thrashing: bool, weight: u64) {
+        self.observe_logged(lock, if thrashing { weight } else { 0 });
+    }
+
+    /// The adaptive policy's view of a full log applied or handed off (module docs,
+    /// "Representations"): from one core only (`one_core`: no other core logs the object)
+    /// it counts towards the switch to direct, as a read that finds one core's logs does;
+    /// otherwise logging pays, and the count restarts. The object lock is held.
+    fn observe_flush(self, lock: &mut ObjectLock<'a, L>, one_core: bool) {
+        self.observe_logged(lock, u64::from(one_core));
+    }
+
+    /// The logged representation's step ([`logged_step`]) at an observation other than a
+    /// read, weighing `weight` towards direct. The object lock is held.
+    fn observe_logged(self, lock: &mut ObjectLock<'a, L>, weight: u64) {
         let now = self.get().word.load(Ordering::Relaxed);
         if self.domain().representation != Representation::Adaptive || now & DIRECT != 0 {
             return;
         }
-        let score = (now & SCORE) >> SCORE_SHIFT;
-        let (direct, score) = match thrashing {
-            false => (false, 0),
-            true if score + weight >= TO_DIRECT => (true, 0),
-            true => (false, score + weight),
-        };
+        let (direct, score) = logged_step((now & SCORE) >> SCORE_SHIFT, weight);
         self.set_policy(lock, now, direct, score);
     }
 
@@ -1182,7 +1252,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
         impl<L: LogKind> Drop for Keep<'_, '_, L> {
             fn drop(&mut self) {
                 if L::batch_len(self.batch) > 0 {
-                    self.obj.domain().pending.put_carry(self.obj.id(), std::mem::take(self.batch));
+                    self.obj.domain().pending.put_carry(
+                        self.obj.id(),
+                        &self.obj.get().word,
+                        std::mem::take(self.batch),
+                    );
                 }
             }
         }
@@ -1201,10 +1275,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let mut held = HeldSlots::lock(self, release);
         // Handed-off logs are full; evicted ones are counted as full too.
         let (mut batch, from_backlog) = self.take_backlog().unwrap_or_default();
-        let Gathered { backlog_logs, backlog_ops, .. } = from_backlog;
+        let Gathered { backlog_logs, backlog_ops, cores: mut core_mask, .. } = from_backlog;
         let mut ops = backlog_logs * d.max_log_len;
         let Some(slots) = held.slots.as_mut() else {
-            return (batch, Gathered { ops, cores: 0, backlog_logs, backlog_ops });
+            return (batch, Gathered { ops, cores: core_mask, backlog_logs, backlog_ops });
         };
         if !release {
             // A synchronize that had to take slots will likely come back: later ones then
@@ -1221,6 +1295,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 d.stats.retire(core, pushes);
                 ops += pushes as usize;
                 emptied.push(i);
+                core_mask |= core_bit(core);
                 if release {
                     data.owner = NO_OWNER;
                 } else {
@@ -1228,7 +1303,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
-        let cores = emptied.len();
         for i in emptied {
             slots.publish(i, 0);
         }
@@ -1241,17 +1315,28 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        (batch, Gathered { ops, cores, backlog_logs, backlog_ops })
+        (batch, Gathered { ops, cores: core_mask, backlog_logs, backlog_ops })
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
-    /// backlog. Slots first: a hand-off puts a log in the backlog before its slot stops
-    /// publishing the object. The object lock is held, so a `true` stays true for
-    /// everything that completed before the check (module docs, "Synchronize").
+    /// backlog. The object lock is held, so a `true` stays true for everything that
+    /// completed before the check (module docs, "Synchronize").
     #[inline(always)]
     fn quiescent(self) -> bool {
-        let bits = self.get().word.load(Ordering::SeqCst) & CORE_BITS;
-        (bits == 0 || self.no_slot_publishes(bits)) && !self.domain().pending.has(self.id())
+        quiescent_word(self.get().word.load(Ordering::SeqCst)) || self.quiescent_slots()
+    }
+
+    /// [`Obj::quiescent`] for a word whose core mask is not empty: no slot of the mask
+    /// publishes the object, and then the backlog is empty. Slots first: a hand-off puts a
+    /// log in the backlog ([`BACKLOG`] set) before its slot stops publishing the object.
+    #[inline(never)]
+    fn quiescent_slots(self) -> bool {
+        let word = &self.get().word;
+        let seen = word.load(Ordering::SeqCst);
+        if seen & CORE_BITS == 0 {
+            return seen & BACKLOG == 0;
+        }
+        self.no_slot_publishes(seen & CORE_BITS) && word.load(Ordering::SeqCst) & BACKLOG == 0
     }
 
     /// Whether no core of the mask `bits` publishes this object in its slot.
@@ -1294,9 +1379,18 @@ impl<'a, L: LogKind> Obj<'a, L> {
 struct Eviction<L: LogKind> {
     victim: NonNull<Shared<L>>,
     batch: L::Batch,
-    /// For a log evicted by another object: whether it held fewer than [`THRASH_PUSHES`]
-    /// operations (for the victim's adaptive policy); `None` for an owner's own full log.
-    thrashing: Option<bool>,
+    /// Why the log left its slot, for the victim's adaptive policy.
+    why: Why,
+}
+
+/// Why an [`Eviction`]'s log left its slot.
+#[derive(Clone, Copy, Debug)]
+enum Why {
+    /// Another object took the slot; `thrashing` if the log held fewer than
+    /// [`THRASH_PUSHES`] operations.
+    Evicted { thrashing: bool },
+    /// The log filled up on `core`, and its owner applies it.
+    OwnFullLog { core: usize },
 }
 
 impl<L: LogKind> Eviction<L> {
@@ -1308,8 +1402,13 @@ impl<L: LogKind> Eviction<L> {
         let victim = Obj::<L> { ptr: self.victim, _life: PhantomData };
         let mut lock = ObjectLock::held(victim);
         victim.apply_locked(self.batch);
-        if let Some(thrashing) = self.thrashing {
-            victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT);
+        match self.why {
+            Why::Evicted { thrashing } => victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT),
+            Why::OwnFullLog { core } => {
+                // From one core only if no other core may hold a log, nor the backlog.
+                let others = victim.get().word.load(Ordering::Relaxed) & ((CORE_BITS & !core_bit(core)) | BACKLOG);
+                victim.observe_flush(&mut lock, others == 0);
+            }
         }
     }
 }
@@ -1320,8 +1419,8 @@ struct Gathered {
     /// Operations (evicted and handed-off logs counted as full, except in
     /// [`Obj::take_backlog`]'s own answer, which counts what they held).
     ops: usize,
-    /// Cores whose slots held some.
-    cores: usize,
+    /// The mask bits ([`core_bit`]) of the cores whose slots or backlogged logs held some.
+    cores: u64,
     /// Evicted and handed-off logs taken from the backlog.
     backlog_logs: usize,
     /// The operations those logs held.
@@ -1329,6 +1428,12 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// Whether the operations came from one core at most (as far as the mask bits tell:
+    /// cores that share a bit count once).
+    fn one_core(&self) -> bool {
+        self.cores.count_ones() <= 1
+    }
+
     /// Whether the logs taken from the backlog held so few operations each that logging
     /// did not pay ([`THRASH_PUSHES`]): the object keeps losing its slots.
     fn thrashing(&self) -> bool {
@@ -1357,8 +1462,91 @@ fn thread_tag() -> u64 {
 }
 
 /// The [`DIRECT`] and [`SCORE`] bits of a policy.
+#[inline(always)]
 fn policy_bits(direct: bool, score: u64) -> u64 {
     (if direct { DIRECT } else { 0 }) | (score << SCORE_SHIFT)
+}
+
+/// The bits only a lock holder changes; an unlock sets them with one exclusive or, leaving
+/// core bits (set by installs meanwhile) and [`BACKLOG`] (set by evictors) alone.
+const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS;
+
+/// Whether a word says that nothing is logged for its object: no core may hold a log and
+/// there is no backlog (the one-load case of [`Obj::quiescent`]).
+#[inline(always)]
+fn quiescent_word(word: u64) -> bool {
+    word & (CORE_BITS | BACKLOG) == 0
+}
+
+/// The adaptive policy's step at a read (module docs, "Representations") of an object whose
+/// word is `now` and for which the read `gathered` operations, in a domain of
+/// `representation`: the new representation (direct or not) and score.
+#[inline(always)]
+fn read_policy(now: u64, gathered: Gathered, representation: Representation) -> (bool, u64) {
+    let score = (now & SCORE) >> SCORE_SHIFT;
+    if representation != Representation::Adaptive {
+        // Pinned: only restart the count of direct updates since the last read.
+        return (now & DIRECT != 0, 0);
+    }
+    if now & DIRECT != 0 {
+        // Updates logged while direct (they found the lock taken) weigh as changes of updater.
+        let over = (score & WEIGHT_MAX) + gathered.ops as u64 >= TO_LOGGED;
+        if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
+    } else {
+        // The score counts reads in a row that found little logged, or one core's logs.
+        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || gathered.one_core()))
+    }
+}
+
+/// The logged representation's step (module docs, "Representations") from `score` at an
+/// observation that weighs `weight` towards direct (0: logging pays, and the count
+/// restarts): the new representation (direct or not) and score.
+#[inline(always)]
+fn logged_step(score: u64, weight: u64) -> (bool, u64) {
+    match weight {
+        0 => (false, 0),
+        w if score + w >= TO_DIRECT => (true, 0),
+        w => (false, score + w),
+    }
+}
+
+/// Whether a read through the lock of an object whose word was `before` (after applying
+/// what was logged) lets the following reads take the concurrent path: logged, updates
+/// never revoke the bias (only synchronizes that find logs do); direct, each update does,
+/// so only a second read in a row with no update between restores it (against churn in
+/// write-heavy mixes).
+#[inline(always)]
+fn rebias(before: u64) -> bool {
+    let direct_updates = ((before & SCORE) >> SCORE_SHIFT) & WEIGHT_MAX;
+    before & BIAS == 0 && (before & DIRECT == 0 || direct_updates == 0)
+}
+
+/// `word` after a direct update by the thread tagged `tag` that found `logged` updates
+/// logged (they found the lock taken): the score's weight grows by 1 if another thread
+/// made the last direct update, and by `logged`; the word holds this thread's tag. At
+/// [`WEIGHT_MAX`] the object goes back to logged, with a fresh score (module docs,
+/// "Representations"). A domain pinned to direct keeps counting (its reads reset the
+/// count) but never switches: `adaptive` is false there.
+#[inline(always)]
+fn count_direct_update(word: u64, tag: u64, logged: u64, adaptive: bool) -> u64 {
+    let changed = u64::from((word & TAG) >> TAG_SHIFT != tag);
+    let score = (word & SCORE) >> SCORE_SHIFT;
+    let weight = ((score & WEIGHT_MAX) + changed).saturating_add(logged).min(WEIGHT_MAX);
+    let word = (word & !TAG) | (tag << TAG_SHIFT);
+    if adaptive && weight == WEIGHT_MAX {
+        return word & !(DIRECT | SCORE);
+    }
+    (word & !SCORE) | (((score & OVER_ONCE) | weight) << SCORE_SHIFT)
+}
+
+/// Releases the object lock if the code it guards unwinds (the fast paths, which unlock by
+/// hand otherwise): the unlock of a panic under the lock, which keeps no policy change.
+struct UnlockOnUnwind<'a>(&'a AtomicU64);
+
+impl Drop for UnlockOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_and(!LOCK, Ordering::Release);
+    }
 }
 
 /// Holds an object's lock bit; releases it on drop, setting what the holder decided about
@@ -1400,7 +1588,6 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         }
         // Only a lock holder changes these bits, so the value read here stays theirs until
         // the exclusive or below; core bits set meanwhile (an install) are left alone.
-        const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS;
         let word = &self.obj.get().word;
         let now = word.load(Ordering::Relaxed);
         let mut want = match self.policy {
@@ -1408,12 +1595,8 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
             None => now & (DIRECT | SCORE | TAG | BIAS),
         };
         if self.count_direct_update {
-            let tag = thread_tag();
-            let own = if (now & TAG) >> TAG_SHIFT == tag { 1 } else { OTHER_THREAD_WEIGHT };
-            let weight = own.saturating_add(self.logged_updates.saturating_mul(OTHER_THREAD_WEIGHT));
-            let score = (want & SCORE) >> SCORE_SHIFT;
-            let score = (score & OVER_ONCE) | ((score & WEIGHT_MAX) + weight).min(WEIGHT_MAX);
-            want = (want & !(SCORE | TAG)) | (score << SCORE_SHIFT) | (tag << TAG_SHIFT);
+            let adaptive = self.obj.domain().representation == Representation::Adaptive;
+            want = count_direct_update(want, thread_tag(), self.logged_updates, adaptive);
         }
         if self.bias {
             want |= BIAS;

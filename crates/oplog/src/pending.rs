@@ -10,11 +10,13 @@
 //! locking every slot the object may own, so a log is either still in its slot or already
 //! here when it looks (lock order: object, slots, shard; evictors take slot then shard).
 //!
-//! The table is sharded by object id, and each shard keeps a count of what it holds, so
-//! a synchronize finds "nothing pending" with one atomic load and no lock.
+//! The table is sharded by object id. Whether an object has an entry is also a bit of the
+//! object's own word ([`BACKLOG`]), set and cleared under the shard's lock together with
+//! the entry, so a synchronize or a direct update finds "nothing pending" in the word it
+//! loads anyway: no other line, no lock.
 
 use crate::log::LogKind;
-use crate::primitive::{AtomicUsize, Mutex, Ordering};
+use crate::primitive::{AtomicU64, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 
@@ -33,9 +35,11 @@ impl<L: LogKind> Default for Backlog<L> {
     }
 }
 
+/// The bit of an object's word (see `object`) that says it has an entry here: set when the
+/// entry is made and cleared when it is taken, both under the shard's lock.
+pub(crate) const BACKLOG: u64 = 1 << 52;
+
 struct Shard<L: LogKind> {
-    /// Number of entries in `map` (read without the lock for a quick "empty" check).
-    entries: AtomicUsize,
     map: Mutex<HashMap<u64, Backlog<L>>>,
 }
 
@@ -55,12 +59,7 @@ impl<L: LogKind> Pending<L> {
             // then gives index 0.
             shift: 64 - shards.trailing_zeros().max(1),
             shards: (0..shards)
-                .map(|_| {
-                    CachePadded::new(Shard {
-                        entries: AtomicUsize::new(0, "Pending.entries"),
-                        map: Mutex::new(HashMap::new(), "Pending.map"),
-                    })
-                })
+                .map(|_| CachePadded::new(Shard { map: Mutex::new(HashMap::new(), "Pending.map") }))
                 .collect(),
         }
     }
@@ -71,61 +70,47 @@ impl<L: LogKind> Pending<L> {
         &self.shards[hash as usize & (self.shards.len() - 1)]
     }
 
-    /// Adds an evicted log of object `id` from `core`; returns how many evicted logs the
-    /// object now has waiting.
-    pub(crate) fn push_evicted(&self, id: u64, core: usize, log: L::Log) -> usize {
-        let shard = self.shard(id);
-        let mut map = shard.map.lock();
-        let len = map.len();
+    /// Adds an evicted log of object `id`, whose word is `word`, from `core`; returns how many
+    /// evicted logs the object now has waiting.
+    pub(crate) fn push_evicted(&self, id: u64, word: &AtomicU64, core: usize, log: L::Log) -> usize {
+        let mut map = self.shard(id).map.lock();
         let evicted = &mut map.entry(id).or_default().evicted;
         evicted.push((core, log));
         let waiting = evicted.len();
-        if map.len() != len {
-            shard.entries.fetch_add(1, Ordering::SeqCst);
-        }
+        mark(word, waiting == 1);
         waiting
     }
 
-    /// Number of evicted logs object `id` has waiting (no lock when its shard is empty).
-    pub(crate) fn evicted_count(&self, id: u64) -> usize {
-        let shard = self.shard(id);
-        if shard.entries.load(Ordering::SeqCst) == 0 {
+    /// Number of evicted logs object `id` has waiting; `word` is its word, loaded by the
+    /// caller (no lock when it shows no backlog).
+    pub(crate) fn evicted_count(&self, id: u64, word: u64) -> usize {
+        if word & BACKLOG == 0 {
             return 0;
         }
-        shard.map.lock().get(&id).map_or(0, |b| b.evicted.len())
+        self.shard(id).map.lock().get(&id).map_or(0, |b| b.evicted.len())
     }
 
-    /// Whether object `id` has a backlog (no lock when its shard is empty).
-    #[inline(always)]
-    pub(crate) fn has(&self, id: u64) -> bool {
-        let shard = self.shard(id);
-        shard.entries.load(Ordering::SeqCst) != 0 && shard.map.lock().contains_key(&id)
-    }
-
-    /// Removes and returns object `id`'s backlog, if it has one.
-    pub(crate) fn take(&self, id: u64) -> Option<Backlog<L>> {
-        let shard = self.shard(id);
-        if shard.entries.load(Ordering::SeqCst) == 0 {
+    /// Removes and returns object `id`'s backlog, if it has one; `word` is its word.
+    pub(crate) fn take(&self, id: u64, word: &AtomicU64) -> Option<Backlog<L>> {
+        if word.load(Ordering::SeqCst) & BACKLOG == 0 {
             return None;
         }
-        let b = shard.map.lock().remove(&id);
+        let mut map = self.shard(id).map.lock();
+        let b = map.remove(&id);
         if b.is_some() {
-            shard.entries.fetch_sub(1, Ordering::Release);
+            word.fetch_and(!BACKLOG, Ordering::SeqCst);
         }
         b
     }
 
-    /// Stores operations of object `id` that must run before anything gathered later.
-    /// The object's backlog was taken by the synchronize that calls this, so any entry
-    /// present now holds only logs evicted since, which are newer.
-    pub(crate) fn put_carry(&self, id: u64, batch: L::Batch) {
-        let shard = self.shard(id);
-        let mut map = shard.map.lock();
+    /// Stores operations of object `id` (word `word`) that must run before anything
+    /// gathered later. The object's backlog was taken by the synchronize that calls this, so
+    /// any entry present now holds only logs evicted since, which are newer.
+    pub(crate) fn put_carry(&self, id: u64, word: &AtomicU64, batch: L::Batch) {
+        let mut map = self.shard(id).map.lock();
         let len = map.len();
         map.entry(id).or_default().carry = batch;
-        if map.len() != len {
-            shard.entries.fetch_add(1, Ordering::Release);
-        }
+        mark(word, map.len() != len);
     }
 
     /// Total number of objects with a backlog (for tests and memory reports).
@@ -139,27 +124,41 @@ impl<L: LogKind> Pending<L> {
     }
 }
 
+/// Sets [`BACKLOG`] in `word` if the caller, holding the shard's lock, just made the entry
+/// (`new`). Sequentially consistent: a synchronize that does not see the bit cannot have
+/// missed an entry made before the log left its slot (see `object`, "Synchronize").
+fn mark(word: &AtomicU64, new: bool) {
+    if new {
+        word.fetch_or(BACKLOG, Ordering::SeqCst);
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::log::CounterLog;
 
     #[test]
-    fn evicted_logs_and_carries_are_kept_per_object() {
+    fn evicted_logs_and_carries_are_kept_per_object_and_marked_in_its_word() {
         let p = Pending::<CounterLog>::new(4);
-        assert_eq!(p.evicted_count(7), 0);
-        assert!(p.take(7).is_none());
-        p.push_evicted(7, 0, 3);
-        p.push_evicted(7, 1, 4);
-        p.push_evicted(11, 0, 1);
-        assert_eq!(p.evicted_count(7), 2);
+        let (w7, w11) = (AtomicU64::new(0, "test.w7"), AtomicU64::new(0, "test.w11"));
+        let word = |w: &AtomicU64| w.load(Ordering::SeqCst);
+        assert_eq!(p.evicted_count(7, word(&w7)), 0);
+        assert!(p.take(7, &w7).is_none());
+        p.push_evicted(7, &w7, 0, 3);
+        assert_eq!(word(&w7), BACKLOG);
+        p.push_evicted(7, &w7, 1, 4);
+        p.push_evicted(11, &w11, 0, 1);
+        assert_eq!(p.evicted_count(7, word(&w7)), 2);
         assert_eq!(p.len(), 2);
-        let b = p.take(7).unwrap();
+        let b = p.take(7, &w7).unwrap();
         assert_eq!(b.evicted, vec![(0, 3), (1, 4)]);
-        assert_eq!(p.evicted_count(7), 0);
-        p.put_carry(7, 9);
-        assert_eq!(p.take(7).unwrap().carry, 9);
-        assert_eq!(p.take(11).unwrap().evicted, vec![(0, 1)]);
-        assert_eq!(p.len(), 0);
+        assert_eq!(word(&w7), 0, "taking the entry clears the bit");
+        assert_eq!(p.evicted_count(7, word(&w7)), 0);
+        p.put_carry(7, &w7, 9);
+        assert_eq!(word(&w7), BACKLOG);
+        assert_eq!(p.take(7, &w7).unwrap().carry, 9);
+        assert_eq!(p.take(11, &w11).unwrap().evicted, vec![(0, 1)]);
+        assert_eq!((p.len(), word(&w7), word(&w11)), (0, 0, 0));
     }
 }

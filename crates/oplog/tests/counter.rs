@@ -115,18 +115,24 @@ fn preempted_writers_racing_a_reader(config: Config) {
     let domain = Domain::<CounterLog>::new(config).unwrap();
     let c = Counter::with_domain(&domain, 0);
     let done = AtomicBool::new(false);
+    // Writers start once the reader has read once, so that its reads overlap theirs however
+    // fast the updates are.
+    let first_read = AtomicBool::new(false);
     std::thread::scope(|s| {
         let writers: Vec<_> = (0..6)
             .map(|_| {
-                let c = &c;
+                let (c, first_read) = (&c, &first_read);
                 s.spawn(move || {
+                    while !first_read.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
                     for _ in 0..3 * N {
                         c.inc();
                     }
                 })
             })
             .collect();
-        let (c2, done2) = (&c, &done);
+        let (c2, done2, first_read) = (&c, &done, &first_read);
         let reader = s.spawn(move || {
             let mut last = 0;
             let mut reads = 0;
@@ -135,6 +141,7 @@ fn preempted_writers_racing_a_reader(config: Config) {
                 assert!(v >= last, "read {v} after {last}");
                 last = v;
                 reads += 1;
+                first_read.store(true, Ordering::SeqCst);
             }
             reads
         });

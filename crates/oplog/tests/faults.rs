@@ -116,8 +116,12 @@ fn fault_an_operation_panics_during_synchronize() {
                 s.spawn(|| {
                     let mut panics = 0;
                     while !stop.load(Ordering::SeqCst) || panics == 0 {
-                        // This update may fill the log and flush: then it panics already.
-                        let _ = catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::panicking(&execs))));
+                        // This update may fill the log and flush, or the object may be direct
+                        // (one core's updates, when the writers share a CPU): then it panics
+                        // already.
+                        if catch_unwind(AssertUnwindSafe(|| set.update(CountedOp::panicking(&execs)))).is_err() {
+                            panics += 1;
+                        }
                         if catch_unwind(AssertUnwindSafe(|| set.read(|_| ()))).is_err() {
                             panics += 1;
                         }
@@ -374,10 +378,17 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
             let d = Domain::<Ordered<SetOp>>::new(config.max_log_len(4)).unwrap();
             let set = OpLog::with_domain(&d, BTreeSet::new());
             let finished = AtomicUsize::new(0);
+            // Writers start once the reader has read once, so that its reads overlap theirs
+            // however fast the updates are (in release, 3,000 of them can end before the
+            // reader's first read begins).
+            let first_read = AtomicBool::new(false);
             let reads = std::thread::scope(|s| {
                 for w in 0..WRITERS {
-                    let (set, finished) = (&set, &finished);
+                    let (set, finished, first_read) = (&set, &finished, &first_read);
                     s.spawn(move || {
+                        while !first_read.load(Ordering::SeqCst) {
+                            std::hint::spin_loop();
+                        }
                         (0..PER_WRITER).for_each(|k| set.update(SetOp::Add(w * 1_000_000 + k)));
                         finished.fetch_add(1, Ordering::SeqCst);
                     });
@@ -398,6 +409,7 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
                         assert_eq!(prefixes, s.len() as u64, "a read saw a writer's adds but not as a prefix");
                     });
                     reads += 1;
+                    first_read.store(true, Ordering::SeqCst);
                 }
                 reads
             });

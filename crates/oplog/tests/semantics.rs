@@ -129,17 +129,35 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
         set.read(|_| ());
     }
     assert_eq!(set.representation(), Direct);
-    // Update-heavy: the second read in a row after many direct updates moves it back.
+    // Update-heavy from this one thread: it stays direct (logging would save it nothing but
+    // its lock).
     for k in 100..200 {
         set.update(SetOp::Add(k));
     }
     assert_eq!(set.read(BTreeSet::len), 108, "direct updates are applied in place, in order with the logged ones");
-    assert_eq!(set.representation(), Direct, "one update-heavy stretch is not enough (hysteresis)");
     for k in 200..300 {
         set.update(SetOp::Add(k));
     }
     assert_eq!(set.read(BTreeSet::len), 208);
-    assert_eq!(set.representation(), Logged);
+    assert_eq!(set.representation(), Direct, "one thread's updates, however many");
+    // Two threads taking turns and no read: the update that brings the count of changes of
+    // updater to its maximum moves it back, before any read.
+    let turn = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (set, turn) = (&set, &turn);
+            s.spawn(move || {
+                for k in 0..40 {
+                    if k % 2 == t {
+                        set.update(SetOp::Add(1000 + k));
+                    }
+                    turn.wait();
+                }
+            });
+        }
+    });
+    assert_eq!(set.representation(), Logged, "two threads taking turns, no read");
+    assert_eq!(set.read(BTreeSet::len), 248);
     for pinned in [Logged, Direct] {
         let d = Domain::<Unordered<SetOp>>::new(Config::per_cpu().representation(pinned)).unwrap();
         let set = OpLog::with_domain(&d, BTreeSet::new());

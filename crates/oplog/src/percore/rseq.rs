@@ -96,22 +96,14 @@ impl Table {
     }
 }
 
-/// The offset of the rseq area from the thread pointer, if the fast path can be used.
+/// The offset of the rseq area from the thread pointer, if the fast path can be used: glibc
+/// registered an area ([`ordo::cpu::rseq_offset`]) and the kernel accepts the membarrier
+/// registration.
 pub(crate) fn offset() -> Option<isize> {
     static OFFSET: OnceLock<Option<isize>> = OnceLock::new();
     *OFFSET.get_or_init(|| {
-        // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks a symbol up.
-        let size = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_size".as_ptr()) };
-        // SAFETY: as above.
-        let offset = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__rseq_offset".as_ptr()) };
-        if size.is_null() || offset.is_null() {
-            return None;
-        }
-        // SAFETY: glibc defines `__rseq_size` as `const unsigned int` and `__rseq_offset` as
-        // `const ptrdiff_t`, set before main runs and never changed.
-        let (size, offset) = unsafe { (*size.cast::<u32>(), *offset.cast::<isize>()) };
-        // 20 bytes (glibc 2.35+) cover cpu_id_start, cpu_id, rseq_cs and flags.
-        if size < 20 || !crate::primitive::barrier::init() {
+        let offset = ordo::cpu::rseq_offset()?;
+        if !crate::primitive::barrier::init() {
             return None;
         }
         // SAFETY: the registration takes no pointers; it fails on kernels without it.
