@@ -204,8 +204,20 @@ impl OwnerLock {
     }
 
     /// Releases the lock taken as `held`.
-    #[inline]
+    #[inline(always)]
     pub fn unlock(&self, held: Held) {
+        // The owner's release is the update path's last step: one compare and a store, the
+        // other kinds out of line.
+        if held == Held::Owner {
+            self.busy.store(false, Ordering::Release);
+        } else {
+            self.unlock_other(held);
+        }
+    }
+
+    /// [`OwnerLock::unlock`] of a lock not taken through the owner's flag.
+    #[inline(never)]
+    fn unlock_other(&self, held: Held) {
         match held {
             Held::Owner => self.busy.store(false, Ordering::Release),
             Held::Shared => self.lock.unlock(),
