@@ -679,10 +679,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // validated since this slot published the object) must leave first.
         self.exclude_readers();
         let mut batch = self.backlog_batch();
+        let before = L::batch_len(&batch);
         L::gather(&mut batch, core, &mut guard.log);
-        self.domain().stats.retire(core, std::mem::take(&mut guard.pushes));
+        let pushes = std::mem::take(&mut guard.pushes) as usize;
+        let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushes);
+        self.domain().stats.retire(core, pushes as u32);
         guard.publish(0);
-        Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core } })
+        Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core, absorbed } })
     }
 
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
@@ -839,13 +842,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
             self.apply_backlog_alone();
         } else {
             // A backlog full of logs that held little: the object keeps losing its slots.
-            // Otherwise a backlog of full logs: flushes, from one core or several.
+            // (A backlog of full logs handed off is not weighed as flushes: how much their
+            // pushes were absorbed is not known.)
             let gathered = self.sync_locked();
-            if gathered.thrashing() {
-                self.observe_evictions(&mut lock, true, TO_DIRECT);
-            } else {
-                self.observe_flush(&mut lock, gathered.one_core());
-            }
+            self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
         }
         drop(lock);
         true
@@ -883,7 +883,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             cores |= core_bit(core);
         }
         let ops = L::batch_len(&batch) - carried;
-        Some((batch, Gathered { ops, cores, backlog_logs: logs, backlog_ops: ops }))
+        Some((batch, Gathered { ops, absorbed: false, cores, backlog_logs: logs, backlog_ops: ops }))
     }
 
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
@@ -1281,8 +1281,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let Gathered { backlog_logs, backlog_ops, cores: mut core_mask, .. } = from_backlog;
         let mut ops = backlog_logs * d.max_log_len;
         let Some(slots) = held.slots.as_mut() else {
-            return (batch, Gathered { ops, cores: core_mask, backlog_logs, backlog_ops });
+            return (batch, Gathered { ops, absorbed: false, cores: core_mask, backlog_logs, backlog_ops });
         };
+        let (before, mut pushed) = (L::batch_len(&batch), 0);
         if !release {
             // A synchronize that had to take slots will likely come back: later ones then
             // need no barrier (owners take the slots' spin locks until they have entered
@@ -1297,6 +1298,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 let pushes = std::mem::take(&mut data.pushes);
                 d.stats.retire(core, pushes);
                 ops += pushes as usize;
+                pushed += pushes as usize;
                 emptied.push(i);
                 core_mask |= core_bit(core);
                 if release {
@@ -1318,7 +1320,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        (batch, Gathered { ops, cores: core_mask, backlog_logs, backlog_ops })
+        // (A folded log counts 1 however many pushes it took, absorbed from two pushes on,
+        // and 0 when they cancel, which may also empty what the backlog held.)
+        let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushed);
+        (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops })
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
@@ -1392,8 +1397,9 @@ enum Why {
     /// Another object took the slot; `thrashing` if the log held fewer than
     /// [`THRASH_PUSHES`] operations.
     Evicted { thrashing: bool },
-    /// The log filled up on `core`, and its owner applies it.
-    OwnFullLog { core: usize },
+    /// The log filled up on `core`, and its owner applies it; `absorbed` if local
+    /// absorption kept it much shorter than the pushes that made it ([`absorbed`]).
+    OwnFullLog { core: usize, absorbed: bool },
 }
 
 impl<L: LogKind> Eviction<L> {
@@ -1407,10 +1413,10 @@ impl<L: LogKind> Eviction<L> {
         victim.apply_locked(self.batch);
         match self.why {
             Why::Evicted { thrashing } => victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT),
-            Why::OwnFullLog { core } => {
+            Why::OwnFullLog { core, absorbed } => {
                 // From one core only if no other core may hold a log, nor the backlog.
                 let others = victim.get().word.load(Ordering::Relaxed) & ((CORE_BITS & !core_bit(core)) | BACKLOG);
-                victim.observe_flush(&mut lock, others == 0);
+                victim.observe_flush(&mut lock, others == 0 && !absorbed);
             }
         }
     }
@@ -1422,6 +1428,9 @@ struct Gathered {
     /// Operations (evicted and handed-off logs counted as full, except in
     /// [`Obj::take_backlog`]'s own answer, which counts what they held).
     ops: usize,
+    /// Whether the slots' logs absorbed much of what was pushed into them ([`absorbed`]):
+    /// work a direct update would have done, so logging paid even on one core.
+    absorbed: bool,
     /// The mask bits ([`core_bit`]) of the cores whose slots or backlogged logs held some.
     cores: u64,
     /// Evicted and handed-off logs taken from the backlog.
@@ -1497,7 +1506,8 @@ fn read_policy(now: u64, gathered: Gathered, representation: Representation) -> 
         if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
     } else {
         // The score counts reads in a row that found little logged, or one core's logs.
-        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || gathered.one_core()))
+        let one_core_direct = gathered.one_core() && !gathered.absorbed;
+        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || one_core_direct))
     }
 }
 
@@ -1511,6 +1521,14 @@ fn logged_step(score: u64, weight: u64) -> (bool, u64) {
         w if score + w >= TO_DIRECT => (true, 0),
         w => (false, score + w),
     }
+}
+
+/// Whether local absorption kept `kept` entries of `pushes` pushed operations, a quarter or
+/// more less: work a direct update would have done (a counter's log folds every push into
+/// one value; an rmap's unmap cancels its map). Then logging pays even on one core.
+#[inline]
+fn absorbed(kept: usize, pushes: usize) -> bool {
+    kept.saturating_mul(4) < pushes.saturating_mul(3)
 }
 
 /// Whether a read through the lock of an object whose word was `before` (after applying

@@ -19,9 +19,12 @@
 //!
 //! Remote threads (synchronizers, reviewers, reconcilers) take any set of slots at once
 //! with [`PerCore::lock_remote`]: in ascending order (so two remote threads never deadlock),
-//! with one process-wide barrier for all of them where owners use the fast path
-//! ([`OwnerLock`]'s docs explain the protocol). Holding every slot at one instant is what
-//! makes a synchronize's gathered operations a consistent cut.
+//! with one barrier for all of them where owners use the fast path ([`OwnerLock`]'s docs
+//! explain the protocol): none for slots left in spin mode, one aimed at the slot's CPU when
+//! the slots that need it are one CPU's (entered by rseq), otherwise one process-wide
+//! barrier, shared with other remote threads that need one at the same time
+//! ([`barrier::heavy`]). Holding every slot at one instant is what makes a synchronize's
+//! gathered operations a consistent cut.
 
 mod lock;
 #[cfg(oplog_rseq)]
@@ -361,12 +364,24 @@ impl<S: Send> PerCore<S> {
             })
             .collect();
         if self.owner_fast {
-            let mut barrier_needed = false;
-            for (_, _, s) in &slots {
-                barrier_needed |= s.lock.remote_begin();
+            // The cores whose owners must be interrupted: none (every slot in spin mode),
+            // one CPU (per-CPU slots entered by rseq, whose owners can only be running on
+            // the slot's CPU: the barrier interrupts that CPU alone), or several (one
+            // barrier for all).
+            let mut needed = Barrier::None;
+            for &(core, _, s) in &slots {
+                if s.lock.remote_begin() {
+                    needed = match needed {
+                        Barrier::None if self.mode == CoreMode::PerCpu => Barrier::Cpu(core),
+                        Barrier::Cpu(c) if c == core => needed,
+                        _ => Barrier::All,
+                    };
+                }
             }
-            if barrier_needed {
-                barrier::heavy();
+            match needed {
+                Barrier::None => {}
+                Barrier::Cpu(cpu) => barrier::heavy_on(cpu),
+                Barrier::All => barrier::heavy(),
             }
             for (_, _, s) in &slots {
                 s.lock.remote_wait();
@@ -418,6 +433,14 @@ impl<S: Send> PerCore<S> {
             })
         })
     }
+}
+
+/// Which CPUs a remote acquisition must interrupt ([`PerCore::lock_remote`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Barrier {
+    None,
+    Cpu(usize),
+    All,
 }
 
 /// A slot entered by the calling thread; releases it on drop.
@@ -579,6 +602,52 @@ mod tests {
             // Every remote round added 100 to every allocated slot it held.
             assert_eq!((total - 2 * N) % 100, 0, "{mode:?}: {total} ({allocated} cores)");
         }
+    }
+
+    /// Remote takers of one CPU's slot at a time (the barrier aimed at that CPU) and of every
+    /// slot (the process-wide barrier), two of each at once (sharing barriers), against
+    /// owners entering their CPU's slots: no entry is lost or doubled.
+    #[test]
+    fn remote_takers_of_one_cpu_or_all_exclude_owners() {
+        const N: u64 = if cfg!(miri) { 50 } else { 50_000 };
+        const ROUNDS: u64 = N / 50;
+        let cpus = ordo::cpu::allowed();
+        let cores = ordo::cpu::possible();
+        let pc = PerCore::new(CoreMode::PerCpu, cores, 2, true, |_, _| 0u64);
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let (pc, cpu) = (&pc, cpus[t % cpus.len()]);
+                s.spawn(move || {
+                    let _ = ordo::cpu::pin_current_thread(cpu);
+                    for i in 0..N {
+                        *pc.enter((i % 2) as usize) += 1;
+                    }
+                });
+            }
+            for r in 0..2 {
+                let (pc, cpus) = (&pc, &cpus);
+                s.spawn(move || {
+                    for k in 0..ROUNDS {
+                        let mut held = if (k + r) % 2 == 0 {
+                            let cpu = cpus[(k as usize / 2) % cpus.len()];
+                            pc.lock_remote([(cpu, 0), (cpu, 1)])
+                        } else {
+                            pc.lock_remote((0..cores).flat_map(|c| [(c, 0), (c, 1)]))
+                        };
+                        if k % 3 == 0 {
+                            held.keep_spin_mode(k % 2 == 0);
+                        }
+                        for (_, _, v) in held.iter_mut() {
+                            *v += 1 << 32;
+                        }
+                    }
+                });
+            }
+        });
+        let mut pc = pc;
+        let total: u64 = pc.iter_mut().map(|(_, _, v)| *v).sum();
+        // Remote additions live above bit 32, owner entries below.
+        assert_eq!(total & 0xffff_ffff, 2 * N, "every owner entry counted once: {total:#x}");
     }
 
     #[test]

@@ -485,6 +485,9 @@ pub mod barrier {
     const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
     #[cfg(all(not(loom), target_os = "linux"))]
     const MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 7;
+    /// `membarrier`'s flag: interrupt only the CPU named by its third argument.
+    #[cfg(all(not(loom), target_os = "linux"))]
+    const MEMBARRIER_CMD_FLAG_CPU: libc::c_long = 1;
 
     /// Whether [`heavy`] uses the rseq variant of membarrier, which also restarts every
     /// restartable sequence in progress (set once, before any rseq owner exists).
@@ -527,24 +530,87 @@ pub mod barrier {
         loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// The remote side's barrier. Only valid after [`init`] returned true.
+    /// The remote side's barrier, on every CPU running this process. Only valid after
+    /// [`init`] returned true.
+    ///
+    /// **Shared.** Barriers that remote sides need at the same time are combined: a call
+    /// returns at once, without its own system call, if a barrier that began after the call
+    /// did has completed meanwhile (the caller's stores before the call were visible before
+    /// that barrier began, which is all the asymmetric pair needs). Issuers take turns
+    /// under a lock; a barrier costs microseconds, so a waiter usually finds its work done.
     pub fn heavy() {
         #[cfg(all(not(loom), target_os = "linux"))]
         {
+            use std::sync::atomic::{AtomicU64, Ordering::SeqCst, fence};
+            /// Barriers begun (each takes a ticket); barriers completed, as one past the
+            /// ticket of the last one (they complete in ticket order, under `TURN`).
+            static BEGUN: AtomicU64 = AtomicU64::new(0);
+            static DONE: AtomicU64 = AtomicU64::new(0);
+            static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
             debug_assert!(init(), "barrier::heavy without membarrier registration");
-            let cmd = if RSEQ_VARIANT.load(std::sync::atomic::Ordering::SeqCst) {
-                MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
-            } else {
-                MEMBARRIER_CMD_PRIVATE_EXPEDITED
-            };
-            // SAFETY: membarrier with PRIVATE_EXPEDITED(_RSEQ) takes no pointers; the process
-            // registered for it (`init`, `crate::rseq::offset`), which callers checked.
-            let rc = unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) };
-            assert_eq!(rc, 0, "membarrier(PRIVATE_EXPEDITED) failed after registration");
+            // The caller's stores (its requests) before the ticket: any barrier that takes
+            // a later ticket begins after they are visible.
+            fence(SeqCst);
+            let ticket = BEGUN.load(SeqCst);
+            let _turn = TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if DONE.load(SeqCst) > ticket {
+                return;
+            }
+            let mine = BEGUN.fetch_add(1, SeqCst);
+            membarrier(0, 0);
+            DONE.store(mine + 1, SeqCst);
         }
         #[cfg(all(not(loom), not(target_os = "linux")))]
         unreachable!("barrier::heavy is only used where init() returned true");
         #[cfg(loom)]
         loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// [`heavy`] for owners that can only be running on CPU `cpu`: the per-CPU slots
+    /// entered through a restartable sequence, whose owner is on the slot's CPU while it
+    /// is inside the sequence (the kernel aborts the sequence on preemption and migration)
+    /// and has made its entry visible if it left the CPU since. With the rseq variant the
+    /// barrier interrupts that one CPU (`MEMBARRIER_CMD_FLAG_CPU`, Linux 5.10) instead of
+    /// every CPU running the process; elsewhere, or where the kernel refuses the flag, it is
+    /// [`heavy`].
+    pub fn heavy_on(cpu: usize) {
+        #[cfg(all(not(loom), target_os = "linux"))]
+        {
+            use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+            static REFUSED: AtomicBool = AtomicBool::new(false);
+            if RSEQ_VARIANT.load(Relaxed)
+                && !REFUSED.load(Relaxed)
+                && let Ok(cpu) = libc::c_long::try_from(cpu)
+            {
+                match membarrier(MEMBARRIER_CMD_FLAG_CPU, cpu) {
+                    0 => return,
+                    _ => REFUSED.store(true, Relaxed),
+                }
+            }
+            heavy();
+        }
+        #[cfg(not(all(not(loom), target_os = "linux")))]
+        {
+            let _ = cpu;
+            heavy();
+        }
+    }
+
+    /// `membarrier` with the process's command (the rseq variant once registered) and
+    /// `flags` and `cpu`; returns the system call's result (0, or -1 when the kernel
+    /// refuses `flags`). Panics on any other failure: the process registered for it
+    /// ([`init`], `crate::percore::rseq::offset`), which callers checked.
+    #[cfg(all(not(loom), target_os = "linux"))]
+    fn membarrier(flags: libc::c_long, cpu: libc::c_long) -> libc::c_long {
+        let cmd = if RSEQ_VARIANT.load(std::sync::atomic::Ordering::SeqCst) {
+            MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ
+        } else {
+            MEMBARRIER_CMD_PRIVATE_EXPEDITED
+        };
+        // SAFETY: membarrier with PRIVATE_EXPEDITED(_RSEQ) takes no pointers; `cpu` is only
+        // read with MEMBARRIER_CMD_FLAG_CPU.
+        let rc = unsafe { libc::syscall(libc::SYS_membarrier, cmd, flags, cpu) };
+        assert!(rc == 0 || flags != 0, "membarrier(PRIVATE_EXPEDITED) failed after registration");
+        rc
     }
 }
