@@ -700,6 +700,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let d = self.domain();
         let waiting = d.pending.push_evicted(self.id(), &self.get().word, core, log);
         d.stats.count(core, Event::HandOff);
+        // The slot's count of pushes is per log: the next log starts from 0 (what a
+        // synchronize or eviction weighs is what the log in the slot took).
+        d.stats.retire(core, std::mem::take(&mut guard.pushes));
         guard.publish(0);
         waiting
     }
