@@ -15,7 +15,9 @@
 //! By default each object adapts to its own mix ([`Representation::Adaptive`]): logged
 //! while updates from several threads come between reads (or reads are rare), applied in
 //! place under a lock (like a mutex) while reads are frequent or one thread does the
-//! updating. [`OpLog::representation`] says which it is in now.
+//! updating, unless its log absorbs much of what one thread pushes (a [`Counter`]'s log
+//! folds every increment into one value; an rmap's unmap cancels its map), which a direct
+//! update would have to do. [`OpLog::representation`] says which it is in now.
 //!
 //! **Choosing.** OpLog pays off where several cores update one object between reads; where
 //! one thread does most of the work, or reads are as frequent as updates, a `Mutex` around

@@ -123,8 +123,9 @@
 //!   updates thus ends direct: two atomic read-modify-writes per update instead of a miss
 //!   (measured with `oplog-bench objects`);
 //! * direct: the score's weight counts the direct updates made by another thread than the
-//!   one before (told by a 2-bit thread tag the updates leave in the word; each update
-//!   adds to it when it unlocks, in the same instruction), plus the updates that found the
+//!   one before since the last read (told by a 2-bit thread tag the updates leave in the
+//!   word and reads clear; each update adds to it when it unlocks, in the same
+//!   instruction), plus the updates that found the
 //!   lock taken and logged themselves (counted by whoever applies them); the second read
 //!   in a row that finds the weight at `TO_LOGGED` (4) or more switches back to logged,
 //!   and so does the update that brings it to `WEIGHT_MAX` (31) without a read between.
@@ -187,8 +188,8 @@ const BIAS: u64 = 1 << 61;
 const SCORE_SHIFT: u32 = 53;
 const SCORE_MAX: u64 = 0x3f;
 const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
-/// Bits 59..61: the tag of the thread that made the last direct update ([`thread_tag`]),
-/// changed only by the lock's holder.
+/// Bits 59..61: the tag of the thread that made the last direct update ([`thread_tag`]), or
+/// 0 if a read came after it; changed only by the lock's holder.
 const TAG_SHIFT: u32 = 59;
 const TAG: u64 = 0b11 << TAG_SHIFT;
 /// Bits 0..52: core `c` may own a slot for the object if bit `c % 52` is set. (Bit 52 is
@@ -997,14 +998,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// or `seen` shows the lock, a reader bias, logs or a backlog.
     #[inline(always)]
     fn update_direct_fast(self, op: L::Op, seen: u64) -> Result<(), L::Op> {
-        let word = &self.get().word;
-        if seen & (LOCK | BIAS | CORE_BITS | BACKLOG) != 0
-            || word.compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed).is_err()
-        {
+        if seen & (LOCK | BIAS | CORE_BITS | BACKLOG) != 0 {
             return Err(op);
         }
-        let _holding = reentry::Holding::new(self.id() as usize);
-        let unlock = UnlockOnUnwind(word);
+        let Some(lock) = FastLock::take(self, seen) else { return Err(op) };
         let state = self.get().state.get_mut();
         // SAFETY: the object lock is held and no reader is on the concurrent path (the bias
         // is clear, and only a lock holder sets it), so this is the only access.
@@ -1012,11 +1009,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
-        std::mem::forget(unlock);
-        // The holder bits cannot change while the lock is held: `seen` still gives them.
         let adaptive = self.domain().representation == Representation::Adaptive;
-        let want = count_direct_update(seen, thread_tag(), 0, adaptive);
-        word.fetch_xor(((seen | LOCK) ^ want) & HOLDERS, Ordering::Release);
+        lock.release(count_direct_update(seen, thread_tag(), 0, adaptive));
         Ok(())
     }
 
@@ -1070,27 +1064,19 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// `seen` is the value of the word the caller just loaded.
     #[inline(never)]
     fn read_locked<R>(self, f: impl FnOnce(&L::State) -> R, seen: u64) -> R {
-        let word = &self.get().word;
         // Nothing logged (module docs, "The object's word"): nothing to apply, and the
-        // policy's step and the bias are decided from `seen`, whose holder bits cannot
-        // change while the lock is held; the unlock sets them in the same instruction.
-        // A switch to direct (which gives up slots) takes the general path below.
+        // policy's step and the bias are decided from `seen`. A switch to direct (which
+        // gives up slots) takes the general path below.
         if seen & (LOCK | CORE_BITS | BACKLOG) == 0
             && let Some(want) = self.read_bits(seen, Gathered::default())
-            && word.compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed).is_ok()
+            && let Some(lock) = FastLock::take(self, seen)
         {
-            let _holding = reentry::Holding::new(self.id() as usize);
-            let unlock = UnlockOnUnwind(word);
             let state = self.get().state.get();
             // SAFETY: the object lock is held, so no write access to the state is live.
             let r = f(unsafe { state.deref() });
             #[allow(clippy::drop_non_drop)]
             drop(state);
-            std::mem::forget(unlock);
-            let want = want | if rebias(seen, 0) { BIAS } else { 0 };
-            // Setting the bias lets readers in without the lock (see `ObjectLock`'s drop).
-            let order = if want & !seen & BIAS != 0 { Ordering::SeqCst } else { Ordering::Release };
-            word.fetch_xor(((seen | LOCK) ^ want) & HOLDERS, order);
+            lock.release(want | if rebias(seen, 0) { BIAS } else { 0 });
             return r;
         }
         let mut lock = self.lock_seen("read or synchronize", seen);
@@ -1183,16 +1169,21 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let now = self.get().word.load(Ordering::Relaxed);
         let (direct, score) = read_policy(now, gathered, self.domain().representation);
         self.set_policy(lock, now, direct, score);
+        if now & TAG != 0 {
+            // No direct update since this read: the unlock clears the tag (`rebias`).
+            lock.policy = Some(policy_bits(direct, score));
+        }
     }
 
     /// The holder bits ([`HOLDERS`] but the lock) a read through the lock of an object
     /// whose word is `now` leaves, having `gathered` operations, before it decides on the
-    /// bias ([`rebias`]): the policy's step at the read. `None` if the step switches the
-    /// object to direct, which gives up its slots first (`set_policy`).
+    /// bias ([`rebias`]): the policy's step at the read, and no tag (no direct update since
+    /// this read). `None` if the step switches the object to direct, which gives up its
+    /// slots first (`set_policy`).
     #[inline(always)]
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
         let (direct, score) = read_policy(now, gathered, self.domain().representation);
-        (!direct || now & DIRECT != 0).then(|| (now & (TAG | BIAS)) | policy_bits(direct, score))
+        (!direct || now & DIRECT != 0).then(|| (now & BIAS) | policy_bits(direct, score))
     }
 
     /// The adaptive policy's view of evictions of this object's logs from the log cache
@@ -1540,23 +1531,25 @@ fn absorbed(kept: usize, pushes: usize) -> bool {
 /// logs does, so the bias pays only while reads find nothing logged: a read that found logs
 /// does not set it (at two threads and 90 % updates every read found logs, and revoked the
 /// bias it had set itself, scanning the other CPU's reader row). Direct, each update revokes
-/// it, so only a second read in a row with no update between restores it (against churn in
-/// write-heavy mixes).
+/// it, so only a second read in a row with no update between (no tag: each read clears it)
+/// restores it, against churn in write-heavy mixes.
 #[inline(always)]
 fn rebias(before: u64, logged: usize) -> bool {
-    let direct_updates = ((before & SCORE) >> SCORE_SHIFT) & WEIGHT_MAX;
-    before & BIAS == 0 && if before & DIRECT == 0 { logged == 0 } else { direct_updates == 0 }
+    before & BIAS == 0 && if before & DIRECT == 0 { logged == 0 } else { before & TAG == 0 }
 }
 
 /// `word` after a direct update by the thread tagged `tag` that found `logged` updates
 /// logged (they found the lock taken): the score's weight grows by 1 if another thread
-/// made the last direct update, and by `logged`; the word holds this thread's tag. At
+/// made the last direct update since the last read, and by `logged`; the word holds this
+/// thread's tag. At
 /// [`WEIGHT_MAX`] the object goes back to logged, with a fresh score (module docs,
 /// "Representations"). A domain pinned to direct keeps counting (its reads reset the
 /// count) but never switches: `adaptive` is false there.
 #[inline(always)]
 fn count_direct_update(word: u64, tag: u64, logged: u64, adaptive: bool) -> u64 {
-    let changed = u64::from((word & TAG) >> TAG_SHIFT != tag);
+    // No tag: a read came after the last direct update, which says nothing of its thread.
+    let last = (word & TAG) >> TAG_SHIFT;
+    let changed = u64::from(last != 0 && last != tag);
     let score = (word & SCORE) >> SCORE_SHIFT;
     let weight = ((score & WEIGHT_MAX) + changed).saturating_add(logged).min(WEIGHT_MAX);
     let word = (word & !TAG) | (tag << TAG_SHIFT);
@@ -1566,13 +1559,44 @@ fn count_direct_update(word: u64, tag: u64, logged: u64, adaptive: bool) -> u64 
     (word & !SCORE) | (((score & OVER_ONCE) | weight) << SCORE_SHIFT)
 }
 
-/// Releases the object lock if the code it guards unwinds (the fast paths, which unlock by
-/// hand otherwise): the unlock of a panic under the lock, which keeps no policy change.
-struct UnlockOnUnwind<'a>(&'a AtomicU64);
+/// The object lock as the fast paths take it: one compare-and-swap from a value of the word
+/// just loaded, whose holder bits ([`HOLDERS`]) then cannot change until the unlock, so the
+/// unlock sets them from that value without loading the word again ([`FastLock::release`]).
+/// Dropped without a release (the code it guards unwinds), it only unlocks, keeping no
+/// policy change.
+struct FastLock<'a> {
+    word: &'a AtomicU64,
+    seen: u64,
+    /// The re-entry record (`reentry`), dropped once the lock is released.
+    holding: Option<reentry::Holding>,
+}
 
-impl Drop for UnlockOnUnwind<'_> {
+impl<'a> FastLock<'a> {
+    /// Takes `obj`'s lock if its word is `seen` (which shows it free).
+    #[inline(always)]
+    fn take<L: LogKind>(obj: Obj<'a, L>, seen: u64) -> Option<Self> {
+        let word = &obj.get().word;
+        word.compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed).ok()?;
+        Some(FastLock { word, seen, holding: Some(reentry::Holding::new(obj.id() as usize)) })
+    }
+
+    /// Unlocks, leaving the holder bits of `want` (the other bits of `want` are ignored).
+    #[inline(always)]
+    fn release(mut self, want: u64) {
+        // Setting the bias lets readers in without the lock: they acquire what this holder
+        // wrote by loading the word (module docs, "Concurrent reads").
+        let order = if want & !self.seen & BIAS != 0 { Ordering::SeqCst } else { Ordering::Release };
+        self.word.fetch_xor(((self.seen | LOCK) ^ want) & HOLDERS, order);
+        let holding = self.holding.take();
+        // Unlocked: the unwinding unlock of `Drop` must not run.
+        std::mem::forget(self);
+        drop(holding);
+    }
+}
+
+impl Drop for FastLock<'_> {
     fn drop(&mut self) {
-        self.0.fetch_and(!LOCK, Ordering::Release);
+        self.word.fetch_and(!LOCK, Ordering::Release);
     }
 }
 
@@ -1618,7 +1642,8 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         let word = &self.obj.get().word;
         let now = word.load(Ordering::Relaxed);
         let mut want = match self.policy {
-            Some(policy) => (now & (TAG | BIAS)) | policy,
+            // A new policy comes from a read or a switch: no direct update since.
+            Some(policy) => (now & BIAS) | policy,
             None => now & (DIRECT | SCORE | TAG | BIAS),
         };
         if self.count_direct_update {
