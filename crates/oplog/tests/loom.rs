@@ -339,6 +339,39 @@ fn concurrent_read_against_a_writer() {
     }
 }
 
+/// Direct updates from two threads racing each other and a read: the update that finds the
+/// lock taken logs itself (setting its core's bit), and the next lock holder, an update or
+/// a read, on its fast path (taken from the word it loaded, which must then show no log) or
+/// its general one, applies it first. Nothing is lost, and a read sees every update that
+/// completed before it began.
+#[test]
+fn direct_updates_race_each_other_and_a_read() {
+    loom_model("direct_updates_race_each_other_and_a_read", 3, || {
+        let d =
+            Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct))
+                .unwrap();
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        let done = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (c, done) = (c.clone(), done.clone());
+            thread::spawn(move || {
+                set_current_cpu(1);
+                c.inc();
+                done.store(true, Ordering::Release);
+            })
+        };
+        c.add(2);
+        let completed = done.load(Ordering::Acquire);
+        let seen = c.read();
+        assert!(
+            (seen == 2 || seen == 3) && (!completed || seen == 3),
+            "read {seen} (increment completed: {completed})"
+        );
+        writer.join().unwrap();
+        assert_eq!(c.read(), 3);
+    });
+}
+
 /// A switch to the direct representation racing logged updates: nothing is lost, and the
 /// logged updates are applied before the direct ones.
 #[test]
