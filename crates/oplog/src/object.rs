@@ -1549,10 +1549,18 @@ fn rebias(before: u64, logged: usize) -> bool {
 fn count_direct_update(word: u64, tag: u64, logged: u64, adaptive: bool) -> u64 {
     // No tag: a read came after the last direct update, which says nothing of its thread.
     let last = (word & TAG) >> TAG_SHIFT;
-    let changed = u64::from(last != 0 && last != tag);
-    let score = (word & SCORE) >> SCORE_SHIFT;
-    let weight = ((score & WEIGHT_MAX) + changed).saturating_add(logged).min(WEIGHT_MAX);
+    if last == tag && logged == 0 {
+        // The same thread again (the common case of a direct object): nothing changes.
+        return word;
+    }
     let word = (word & !TAG) | (tag << TAG_SHIFT);
+    let changed = last != 0 && last != tag;
+    if !changed && logged == 0 {
+        // The first update since a read: only the tag.
+        return word;
+    }
+    let score = (word & SCORE) >> SCORE_SHIFT;
+    let weight = ((score & WEIGHT_MAX) + u64::from(changed)).saturating_add(logged).min(WEIGHT_MAX);
     if adaptive && weight == WEIGHT_MAX {
         return word & !(DIRECT | SCORE);
     }
