@@ -203,6 +203,41 @@ impl Run<'_> {
         Throughput::from_samples(samples)
     }
 
+    /// Measures `n` implementations at this point side by side: repetition `r` of every one
+    /// runs before repetition `r + 1` of any, so that a change in the host's state during
+    /// the point (the host behind this machine's virtual CPUs changes between runs and within
+    /// one: a mutex at two threads measured 30M ops/s in one minute and 90M in another) falls
+    /// on all of them alike, and the ratios the verdict reports compare like with like.
+    /// `measure(i, run)` measures implementation `i` once (`run.reps` is 1) and returns its
+    /// throughput and what else it observed; the result holds, per implementation, its
+    /// throughput over all repetitions and what its last repetition observed. `before(i)`
+    /// runs before implementation `i`'s first repetition (progress).
+    pub fn side_by_side<X>(
+        &self,
+        n: usize,
+        mut before: impl FnMut(usize),
+        mut measure: impl FnMut(usize, &Run<'_>) -> (Throughput, X),
+    ) -> Vec<(Throughput, X)> {
+        let once = Run { reps: 1, ..*self };
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut last: Vec<Option<X>> = (0..n).map(|_| None).collect();
+        for rep in 0..self.reps.max(1) {
+            for i in 0..n {
+                if rep == 0 {
+                    before(i);
+                }
+                let (t, x) = measure(i, &once);
+                samples[i].extend(t.samples);
+                last[i] = Some(x);
+            }
+        }
+        samples
+            .into_iter()
+            .zip(last)
+            .map(|(s, x)| (Throughput::from_samples(s), x.expect("every implementation was measured")))
+            .collect()
+    }
+
     /// Runs one timed repetition of `worker` on `threads` pinned threads over `shared`.
     ///
     /// Panics if a thread cannot be spawned (after stopping the ones already running) and
@@ -325,6 +360,29 @@ impl StartGate {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn side_by_side_interleaves_repetitions_and_keeps_every_sample() {
+        let placement = Placement::from_process();
+        let run = Run { threads: 1, duration: Duration::from_millis(1), reps: 3, placement: &placement };
+        let mut order = Vec::new();
+        let mut firsts = Vec::new();
+        let measured = run.side_by_side(
+            2,
+            |i| firsts.push(i),
+            |i, once| {
+                assert_eq!(once.reps, 1, "one repetition at a time");
+                order.push(i);
+                let rate = (10 * (i + 1) + order.len()) as f64;
+                (Throughput::from_samples(vec![rate]), order.len())
+            },
+        );
+        assert_eq!(order, [0, 1, 0, 1, 0, 1], "repetition r of each before r + 1 of any");
+        assert_eq!(firsts, [0, 1], "progress once per implementation, before its first repetition");
+        assert_eq!(measured[0].0.samples, [11.0, 13.0, 15.0]);
+        assert_eq!(measured[1].0.samples, [22.0, 24.0, 26.0]);
+        assert_eq!((measured[0].0.median, measured[1].1), (13.0, 6), "the median, and what the last repetition saw");
+    }
 
     #[test]
     fn median_odd_even_and_unsorted() {

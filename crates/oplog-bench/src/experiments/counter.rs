@@ -160,10 +160,13 @@ impl Experiment for Counter {
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
         for &threads in &settings.threads {
-            for entry in IMPLS {
-                sink.point(entry.id, threads);
-                let run = settings.at(threads);
-                let throughput = entry.measure(&run);
+            let run = settings.at(threads);
+            let measured = run.side_by_side(
+                IMPLS.len(),
+                |i| sink.point(IMPLS[i].id, threads),
+                |i, once| (IMPLS[i].measure(once), ()),
+            );
+            for (entry, (throughput, ())) in IMPLS.iter().zip(measured) {
                 sink.push(Record::new(self.name(), entry.id, &run, &throughput))?;
             }
         }

@@ -250,10 +250,13 @@ impl Experiment for ForkTruncate {
             // ops/s per implementation, indexed by F - 1.
             let mut results: Vec<Vec<f64>> = vec![Vec::new(); impls.len()];
             for every in TRUNCATE_EVERY {
-                for (i, entry) in impls.iter().enumerate() {
-                    sink.point(&format!("{} F={every}", entry.id), threads);
-                    let run = settings.at(threads);
-                    let throughput = entry.measure(&run, Some(every));
+                let run = settings.at(threads);
+                let measured = run.side_by_side(
+                    impls.len(),
+                    |i| sink.point(&format!("{} F={every}", impls[i].id), threads),
+                    |i, once| (impls[i].measure(once, Some(every)), ()),
+                );
+                for (i, (entry, (throughput, ()))) in impls.iter().zip(measured).enumerate() {
                     results[i].push(throughput.median);
                     sink.push(Record::new(self.name(), entry.id, &run, &throughput).with(KEY, every))?;
                 }

@@ -81,10 +81,13 @@ impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
         for &threads in &settings.threads {
-            for entry in self.impls {
-                sink.point(entry.id, threads);
-                let run = settings.at(threads);
-                let throughput = entry.measure(&run, self.param);
+            let run = settings.at(threads);
+            let measured = run.side_by_side(
+                self.impls.len(),
+                |i| sink.point(self.impls[i].id, threads),
+                |i, once| (self.impls[i].measure(once, self.param), ()),
+            );
+            for (entry, (throughput, ())) in self.impls.iter().zip(measured) {
                 let record = Record::new(self.name, entry.id, &run, &throughput);
                 sink.push(self.extra.iter().fold(record, |r, &(key, value)| r.with(key, value)))?;
             }

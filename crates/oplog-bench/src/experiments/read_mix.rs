@@ -254,10 +254,13 @@ impl Experiment for ReadMix {
             for &pct in settings.sweep(&UPDATE_PCTS, &QUICK_UPDATE_PCTS) {
                 let mut ops = Vec::new();
                 let mut default_ended_in = None;
-                for entry in IMPLS {
-                    sink.point(entry.id, threads);
-                    let run = settings.at(threads);
-                    let (t, ended_in) = entry.measure(&run, pct);
+                let run = settings.at(threads);
+                let measured = run.side_by_side(
+                    IMPLS.len(),
+                    |i| sink.point(IMPLS[i].id, threads),
+                    |i, once| IMPLS[i].measure(once, pct),
+                );
+                for (entry, (t, ended_in)) in IMPLS.iter().zip(measured) {
                     ops.push(t.median);
                     let mut record = Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct);
                     if let Some(r) = ended_in {
