@@ -110,10 +110,11 @@
 //! updates), with hysteresis, never by a write on the logged update path:
 //!
 //! * logged: a read that finds fewer than `SMALL_BATCH` (2) operations logged since the
-//!   last synchronize, or operations from one core only, raises the score; so does a full
-//!   log applied or handed off while no other core logs the object; `TO_DIRECT` (4) such
-//!   observations in a row switch the object to direct; a read or flush that finds
-//!   several cores' operations resets the score. Evictions weigh too (issue 14: more hot objects than
+//!   last synchronize, or only operations of the reader's own core that local absorption
+//!   did not shrink, raises the score; so does a full log applied by its owner while no
+//!   other core logs the object; `TO_DIRECT` (4) such observations in a row switch the
+//!   object to direct; a read or flush that finds other cores' operations (a consumer
+//!   reading a producer's) resets the score. Evictions weigh too (issue 14: more hot objects than
 //!   log-cache slots): a log evicted from the cache before it took `THRASH_PUSHES` (8)
 //!   operations did not pay for its miss, and raises the score twice as much as such a
 //!   read (`THRASH_WEIGHT`: two such evictions in a row switch; the
@@ -1167,12 +1168,22 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// which sets the new policy when it unlocks.
     fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: Gathered) {
         let now = self.get().word.load(Ordering::Relaxed);
-        let (direct, score) = read_policy(now, gathered, self.domain().representation);
+        let (direct, score) = read_policy(now, gathered, self.reader_bit(gathered), self.domain().representation);
         self.set_policy(lock, now, direct, score);
         if now & TAG != 0 {
             // No direct update since this read: the unlock clears the tag (`rebias`).
             lock.policy = Some(policy_bits(direct, score));
         }
+    }
+
+    /// The mask bit of the reading thread's own core ([`core_bit`]; 0 if it has none), which
+    /// the policy needs only when a read gathered some core's logs.
+    #[inline(always)]
+    fn reader_bit(self, gathered: Gathered) -> u64 {
+        if gathered.cores == 0 {
+            return 0;
+        }
+        self.domain().slots.caller_core().map_or(0, core_bit)
     }
 
     /// The holder bits ([`HOLDERS`] but the lock) a read through the lock of an object
@@ -1182,7 +1193,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// slots first (`set_policy`).
     #[inline(always)]
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
-        let (direct, score) = read_policy(now, gathered, self.domain().representation);
+        let (direct, score) = read_policy(now, gathered, self.reader_bit(gathered), self.domain().representation);
         (!direct || now & DIRECT != 0).then(|| (now & BIAS) | policy_bits(direct, score))
     }
 
@@ -1434,12 +1445,6 @@ struct Gathered {
 }
 
 impl Gathered {
-    /// Whether the operations came from one core at most (as far as the mask bits tell:
-    /// cores that share a bit count once).
-    fn one_core(&self) -> bool {
-        self.cores.count_ones() <= 1
-    }
-
     /// Whether the logs taken from the backlog held so few operations each that logging
     /// did not pay ([`THRASH_PUSHES`]): the object keeps losing its slots.
     fn thrashing(&self) -> bool {
@@ -1485,10 +1490,11 @@ fn quiescent_word(word: u64) -> bool {
 }
 
 /// The adaptive policy's step at a read (module docs, "Representations") of an object whose
-/// word is `now` and for which the read `gathered` operations, in a domain of
-/// `representation`: the new representation (direct or not) and score.
+/// word is `now` and for which the read `gathered` operations, by a thread whose own core
+/// has the mask bit(s) `reader` (0 if it has none), in a domain of `representation`: the
+/// new representation (direct or not) and score.
 #[inline(always)]
-fn read_policy(now: u64, gathered: Gathered, representation: Representation) -> (bool, u64) {
+fn read_policy(now: u64, gathered: Gathered, reader: u64, representation: Representation) -> (bool, u64) {
     let score = (now & SCORE) >> SCORE_SHIFT;
     if representation != Representation::Adaptive {
         // Pinned: only restart the count of direct updates since the last read.
@@ -1499,9 +1505,12 @@ fn read_policy(now: u64, gathered: Gathered, representation: Representation) -> 
         let over = (score & WEIGHT_MAX) + gathered.ops as u64 >= TO_LOGGED;
         if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
     } else {
-        // The score counts reads in a row that found little logged, or one core's logs.
-        let one_core_direct = gathered.one_core() && !gathered.absorbed;
-        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || one_core_direct))
+        // The score counts reads in a row that found little logged, or only the reader's own
+        // core's logs, which local absorption did not shrink: logging then saves nothing a
+        // lock would not. Another core's logs (a producer's, read by a consumer) say logging
+        // pays: the updates stay on their core, and the reader takes them in batches.
+        let own_core_only = gathered.cores & !reader == 0 && !gathered.absorbed;
+        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || own_core_only))
     }
 }
 

@@ -220,6 +220,37 @@ fn the_adaptive_policy_weighs_updates_from_other_threads() {
     assert_eq!(set.read(BTreeSet::len), (ROUNDS * UPDATES_PER_READ) as usize);
 }
 
+/// A consumer reading what a producer logged (another thread's core): logging pays, since the
+/// updates stay on the producer's core and the reads take them in batches, so the object
+/// stays logged; the same mix from one thread goes direct (above).
+#[test]
+fn a_consumer_reading_a_producers_updates_keeps_it_logged() {
+    use oplog::Representation::Logged;
+    use std::sync::Barrier;
+    let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
+    let set = OpLog::with_domain(&d, BTreeSet::new());
+    let turn = Barrier::new(2);
+    let seen = std::thread::scope(|s| {
+        s.spawn(|| {
+            for r in 0..12u64 {
+                (0..9).for_each(|k| set.update(SetOp::Add(r * 9 + k)));
+                turn.wait();
+                turn.wait();
+            }
+        });
+        let mut seen = Vec::new();
+        for _ in 0..12 {
+            turn.wait();
+            set.read(|_| ());
+            seen.push(set.representation());
+            turn.wait();
+        }
+        seen
+    });
+    assert!(seen.iter().all(|&r| r == Logged), "a consumer's reads of a producer's logs: {seen:?}");
+    assert_eq!(set.read(BTreeSet::len), 108);
+}
+
 #[test]
 fn a_switch_keeps_the_order_of_ordered_updates() {
     // Updates logged before the switch to direct are applied before the first direct one.

@@ -229,6 +229,16 @@ impl<S> PerCore<S> {
         self.core(core).is_some()
     }
 
+    /// The core index the calling thread enters (its CPU, or its own index), if it has one
+    /// now: per thread, only once it has claimed an index (nothing is claimed here). A hint:
+    /// a thread may migrate at once.
+    pub fn caller_core(&self) -> Option<usize> {
+        match self.mode {
+            CoreMode::PerCpu => Some(current_cpu() % self.cpus.len()),
+            CoreMode::PerThread => threads::claimed(self.pool_id),
+        }
+    }
+
     /// Bytes held by the slots allocated so far.
     pub fn footprint(&self) -> usize {
         let per_core = self.slots_per_core * std::mem::size_of::<CachePadded<Slot<S>>>();

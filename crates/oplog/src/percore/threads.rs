@@ -134,6 +134,16 @@ pub(crate) fn current(
     current_slow(pool, claim)
 }
 
+/// The calling thread's index in the pool whose id is `pool_id`, if it has claimed one,
+/// without claiming.
+pub(crate) fn claimed(pool_id: u64) -> Option<usize> {
+    let f = FAST.try_with(Cell::get).ok()?;
+    if f.pool == pool_id {
+        return Some(f.index);
+    }
+    REGISTRATIONS.try_with(|regs| regs.borrow().iter().find(|r| r.pool == pool_id).map(|r| r.index)).ok()?
+}
+
 #[cold]
 fn current_slow(pool: &Arc<Pool>, claim: impl FnOnce(usize) -> *const ()) -> Option<(usize, *const ())> {
     let (index, ptr) = REGISTRATIONS
