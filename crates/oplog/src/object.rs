@@ -1418,11 +1418,14 @@ impl<L: LogKind> Eviction<L> {
         victim.apply_locked(self.batch);
         match self.why {
             Why::Evicted { thrashing } => victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT),
-            Why::OwnFullLog { core, absorbed } => {
-                // From one core only if no other core may hold a log, nor the backlog.
-                let others = victim.get().word.load(Ordering::Relaxed) & ((CORE_BITS & !core_bit(core)) | BACKLOG);
-                victim.observe_flush(&mut lock, others == 0 && !absorbed);
+            Why::OwnFullLog { core, absorbed } if victim.domain().representation == Representation::Adaptive => {
+                // From one core only if no other core's slot publishes the object (the mask
+                // keeps the bits of cores that logged long ago) and it has no backlog.
+                let word = victim.get().word.load(Ordering::Relaxed);
+                let alone = word & BACKLOG == 0 && victim.no_slot_publishes(word & CORE_BITS & !core_bit(core));
+                victim.observe_flush(&mut lock, alone && !absorbed);
             }
+            Why::OwnFullLog { .. } => {}
         }
     }
 }
