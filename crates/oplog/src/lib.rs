@@ -25,9 +25,14 @@
 //! `oplog-bench read-mix --threads 1,2` times the default, each pinned representation and
 //! `Mutex`, `RwLock` and `node-replication` on a 64-counter table at 0–100 % updates, records
 //! the representation the default ended in, and opens with a verdict naming the fastest at
-//! each point. On the 2-core development machine (AMD EPYC, 2026-11-25) the default reached
-//! 1.5–2.7x the best of those baselines at 99–100 % updates on two threads, and 0.3–0.55x
-//! below that, and on one thread; the open issue on read/update mixes tracks that gap. Pin a
+//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-25) the
+//! default ran at 0.52–0.79x the best of those baselines on one thread, where it goes direct
+//! at every mix but read-only (a `Mutex` is a lock and an unlock; a direct update adds the
+//! policy's bookkeeping), and at 0.38–0.76x on two threads from 0 to 90 % updates, where
+//! reads come often enough that the object's lines move with them whatever the
+//! representation. At 99–100 % updates on two threads it reached 2.3–4.2x the best baseline
+//! while the host ran a contended `Mutex` at 25–35M ops/s, and 0.75–0.9x in hours when the
+//! host ran it at 65–75M. The open issue on read/update mixes tracks the gap. Pin a
 //! representation for the whole domain with [`Config::representation`] when you know the
 //! mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
