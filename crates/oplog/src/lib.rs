@@ -31,8 +31,8 @@
 //! policy's bookkeeping), and at 0.38–0.76x on two threads from 0 to 90 % updates, where
 //! reads come often enough that the object's lines move with them whatever the
 //! representation. At 99–100 % updates on two threads it reached 2.3–4.2x the best baseline
-//! while the host ran a contended `Mutex` at 25–35M ops/s, and 0.75–0.9x in hours when the
-//! host ran it at 65–75M. The open issue on read/update mixes tracks the gap. Pin a
+//! while the host ran a contended `Mutex` at 25–35M ops/s, and 0.75–1.3x in hours when the
+//! host ran it at 65–85M. The open issue on read/update mixes tracks the gap. Pin a
 //! representation for the whole domain with [`Config::representation`] when you know the
 //! mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
