@@ -436,17 +436,21 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
 fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
     use oplog::Representation::{Adaptive, Direct, Logged};
     with_watchdog("updates under a held guard", LIMIT, || {
+        // Under Miri 20 updates: each is logged behind the held guard as with 100 (a direct
+        // one because it finds the lock taken), and both counts stay under the default log
+        // length of 128, so neither flushes; the other 80 only repeat that path.
+        const UPDATES: u64 = if cfg!(miri) { 20 } else { 100 };
         for representation in [Adaptive, Logged, Direct] {
             for config in [Config::per_cpu(), Config::per_thread()] {
                 let d = Domain::<Ordered<SetOp>>::new(config.representation(representation)).unwrap();
                 let set = OpLog::with_domain(&d, BTreeSet::new());
                 let guard = set.synchronize();
                 std::thread::scope(|s| {
-                    s.spawn(|| (0..100).for_each(|k| set.update(SetOp::Add(k))));
+                    s.spawn(|| (0..UPDATES).for_each(|k| set.update(SetOp::Add(k))));
                 });
                 assert!(guard.is_empty(), "the guard's instance does not change under it");
                 drop(guard);
-                assert_eq!(set.read(BTreeSet::len), 100, "{representation:?}");
+                assert_eq!(set.read(BTreeSet::len), UPDATES as usize, "{representation:?}");
             }
         }
     });
