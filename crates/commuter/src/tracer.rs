@@ -21,7 +21,7 @@
 //! 3. Replay the set-up operations on [`CPU_SETUP`] (its own log cache: the test cores'
 //!    slots keep the object, and a synchronize leaves installed objects installed). In the
 //!    [`Setup::Quiescent`] state (steady, then this) the set-up core then *quiesces* the
-//!    object ([`Object::quiesce`]: a read that applies what the set-up logged), so a read
+//!    object ([`Object::quiesce`]: reads that apply what the set-up logged), so a read
 //!    under test finds nothing logged: 000's reads always synchronize, OpLog's reads of a
 //!    quiescent object take the concurrent path and write only their own CPU's cell of
 //!    the reader table. The steady state stays the main number; the quiescent one says

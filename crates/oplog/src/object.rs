@@ -151,8 +151,10 @@
 //! batch, a direct update, a [`Synced`] guard, drop) first clears the bias, then waits
 //! until no cell of the object's column holds the object (a Dekker handshake: the reader
 //! stores then loads the word, the writer stores the word then loads the cells). A read
-//! through the lock sets the bias again (in the direct representation, only the second
-//! read in a row with no update between, against churn in write-heavy mixes). Reads
+//! through the lock that found nothing logged sets the bias again (one that found logs
+//! does not: the next synchronize would revoke it; in the direct representation, only the
+//! second read in a row with no update between, against churn in write-heavy mixes), so
+//! after updates the reads are concurrent from the second one on. Reads
 //! through the lock that change nothing do not exclude concurrent readers.
 
 use crate::cache_stats::Event;

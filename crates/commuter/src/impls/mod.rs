@@ -89,8 +89,9 @@ pub trait Object<M: Model>: Concurrent<M> + Send {
     fn warm(&self) {}
 
     /// Applies what the set-up logged, without changing the abstract state, so that reads
-    /// find the object quiescent (for OpLog structures: a read through the object lock,
-    /// which also lets later reads take the concurrent path; for Refcache: one review,
+    /// find the object quiescent (for OpLog structures: two reads through the object lock,
+    /// the first applies the logs, the second lets later reads take the concurrent path;
+    /// for Refcache: one review,
     /// which flushes every core's deltas to the object's count). Called on the set-up core
     /// after the set-up operations in [`Setup::Quiescent`](crate::tracer::Setup). The
     /// default does nothing: structures without a pure read (every read of the rmap, the

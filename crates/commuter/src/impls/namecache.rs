@@ -24,8 +24,10 @@ impl Object<Explored<EntryModel>> for OpLogEntry {
         self.release();
     }
 
-    /// Reads the reference count (a synchronize of the counter).
+    /// Reads the reference count twice (a synchronize of the counter; see the counter's
+    /// `quiesce`).
     fn quiesce(&self) {
+        self.refcount();
         self.refcount();
     }
 }
