@@ -6,6 +6,10 @@
 //! core has updated recently costs only its shared value: the per-core values live in the
 //! domain's log caches, allocated to objects on demand (000 §7.3: 15 million dentries
 //! would otherwise cost 5 GB of per-core counters on 48 cores).
+//!
+//! Where per-CPU slots are entered by restartable sequences (the default domain on x86-64
+//! Linux), an increment of a counter whose log the CPU's slot holds is one sequence that
+//! adds to it, without taking the slot (`percore`'s `PerCore::fold`).
 
 use crate::domain::Domain;
 use crate::log::CounterLog;
@@ -32,19 +36,19 @@ impl Counter {
     /// Adds 1.
     #[inline]
     pub fn inc(&self) {
-        self.inner.update(1);
+        self.inner.add(1);
     }
 
     /// Subtracts 1.
     #[inline]
     pub fn dec(&self) {
-        self.inner.update(-1);
+        self.inner.add(-1);
     }
 
     /// Adds `delta` (wrapping).
     #[inline]
     pub fn add(&self, delta: i64) {
-        self.inner.update(delta);
+        self.inner.add(delta);
     }
 
     /// The exact value: includes every update that completed before the call began.

@@ -159,7 +159,7 @@
 
 use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation, SlotMode};
-use crate::log::LogKind;
+use crate::log::{CounterLog, LogKind};
 use crate::migration;
 use crate::pending::BACKLOG;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
@@ -441,6 +441,38 @@ impl<L: LogKind> OpLog<L> {
         // SAFETY: as above; the value was just moved out.
         unsafe { domain.slab.free(self.shared) };
         (state.into_inner(), panic)
+    }
+}
+
+impl OpLog<CounterLog> {
+    /// [`OpLog::update`] of a counter: where the domain's per-CPU slots are entered by
+    /// restartable sequences and the calling CPU's slot holds the counter's log, the delta
+    /// is folded into it in one sequence, without taking the slot (`percore`'s
+    /// `PerCore::fold`: the fast path of "Update, logged" with no store to the slot's
+    /// flags); every other case takes [`OpLog::update`]'s path.
+    #[inline(always)]
+    pub(crate) fn add(&self, delta: i64) {
+        let obj = self.obj();
+        let d = obj.domain();
+        if !d.slots.folds() {
+            return obj.append(delta);
+        }
+        // Relaxed, as `append`: a direct object that a stale load calls logged has no slot
+        // that holds its log, so the sequence declines.
+        if obj.get().word.load(Ordering::Relaxed) & DIRECT != 0
+            || !d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta)
+        {
+            self.add_declined(delta);
+        }
+    }
+
+    /// [`OpLog::add`] when the sequence declined (the object is direct, or the slot holds
+    /// another object's log, or is held or being taken): out of line, so that the
+    /// sequence's callers need no registers saved. Not cold: it is every update of a
+    /// direct counter, and most of those of counters that miss the log cache.
+    #[inline(never)]
+    fn add_declined(&self, delta: i64) {
+        self.obj().append(delta);
     }
 }
 

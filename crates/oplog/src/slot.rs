@@ -7,7 +7,8 @@
 //! nothing beyond its own instance, while hot objects keep their logs (000 §4.2
 //! "Allocating logs").
 
-use crate::log::LogKind;
+use crate::log::{CounterLog, LogKind};
+use crate::percore::Fold;
 
 /// The owner field of a slot nobody owns.
 pub(crate) const NO_OWNER: *const () = std::ptr::null();
@@ -36,4 +37,14 @@ impl<L: LogKind> Default for SlotData<L> {
     fn default() -> Self {
         Self { owner: NO_OWNER, last_stamp: 0, pushes: 0, log: L::Log::default() }
     }
+}
+
+// SAFETY: `owner` is a pointer, `pushes` a `u32` and a counter's log an `i64` (wrapping adds,
+// as `CounterLog::push`), plain fields only holders of the slot access. The sequence's
+// update is the fast path's (`object`, "Update, logged"): the owner and the published word
+// both name the object, one more push, the delta folded into the log.
+unsafe impl Fold for SlotData<CounterLog> {
+    const KEY: usize = std::mem::offset_of!(Self, owner);
+    const COUNT: usize = std::mem::offset_of!(Self, pushes);
+    const VALUE: usize = std::mem::offset_of!(Self, log);
 }

@@ -49,6 +49,25 @@ pub fn per_cpu_fast_path() -> bool {
     return false;
 }
 
+/// A slot state that a restartable sequence can apply a folded update to
+/// ([`PerCore::fold`]): a per-core sum, such as OpLog's counter log.
+///
+/// # Safety
+/// [`Fold::KEY`] is the byte offset in `Self` of a pointer-sized word, [`Fold::COUNT`] of a
+/// `u32`, [`Fold::VALUE`] of an `i64` (wrapping), all plain fields that are only accessed
+/// by holders of the slot: the sequence reads the first and writes the other two as a
+/// holder would.
+// Only the rseq path reads the offsets.
+#[cfg_attr(not(oplog_rseq), allow(dead_code))]
+pub(crate) unsafe trait Fold {
+    /// The word that must equal the key.
+    const KEY: usize;
+    /// The count of updates, incremented.
+    const COUNT: usize;
+    /// The sum the delta is added to.
+    const VALUE: usize;
+}
+
 /// Where a [`PerCore`]'s cores are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoreMode {
@@ -78,6 +97,10 @@ pub struct Slot<S> {
 unsafe impl<S: Send> Sync for Slot<S> {}
 
 impl<S> Slot<S> {
+    /// Byte offset of the state in the slot (the `rseq` module's folded updates).
+    #[cfg(oplog_rseq)]
+    const STATE: usize = std::mem::offset_of!(Slot<S>, state) + UnsafeCell::<S>::VALUE_OFFSET;
+
     fn new(state: S) -> Self {
         Self {
             lock: OwnerLock::new(),
@@ -325,6 +348,41 @@ impl<S: Send> PerCore<S> {
         }
         let (core, slot) = self.cpu_slot(current_cpu(), index);
         (core, slot, slot.lock.lock_shared())
+    }
+
+    /// Whether [`PerCore::fold`] can apply updates here (per-CPU cores on the
+    /// restartable-sequence path).
+    #[inline(always)]
+    pub(crate) fn folds(&self) -> bool {
+        #[cfg(oplog_rseq)]
+        return self.rseq.is_some();
+        #[cfg(not(oplog_rseq))]
+        return false;
+    }
+
+    /// A folded update without entering the slot: per-CPU cores on the restartable-sequence
+    /// path, in one sequence on the calling CPU's slot `index`, if no thread holds or is
+    /// taking the slot and both its published word and its state's [`Fold::KEY`] word equal
+    /// `key`: increments the state's [`Fold::COUNT`] and adds `delta` to its [`Fold::VALUE`]
+    /// (the sequence's commit), as a holder of the slot would, with no store to the slot's
+    /// flags. `false`, with nothing done, in every other case (the caller then enters the
+    /// slot, which checks `index`), and always without the rseq path.
+    #[inline(always)]
+    pub(crate) fn fold(&self, index: usize, key: usize, delta: i64) -> bool
+    where
+        S: Fold,
+    {
+        #[cfg(oplog_rseq)]
+        if let Some(table) = &self.rseq
+            && index < self.slots_per_core
+        {
+            let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
+            // SAFETY: the table was built from this PerCore's per-CPU arrays of `Slot<S>`s,
+            // and `index` is below every array's length.
+            return unsafe { table.fold::<S>(offset, key, delta) };
+        }
+        let _ = (index, key, delta);
+        false
     }
 
     /// Slot `index` of CPU `cpu`, folding CPU ids beyond the table (hot plug) onto it.

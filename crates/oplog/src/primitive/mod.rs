@@ -232,6 +232,10 @@ mod cell {
     pub struct MutPtr<T>(*mut T);
 
     impl<T> UnsafeCell<T> {
+        /// Byte offset of the value in the cell (for inline assembly that addresses it).
+        #[cfg(oplog_rseq)]
+        pub const VALUE_OFFSET: usize = std::mem::offset_of!(Self, cell);
+
         /// Creates the cell; `label` names the field for tracing builds.
         #[inline]
         pub fn new(v: T, label: &'static str) -> Self {
