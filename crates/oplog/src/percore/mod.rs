@@ -20,7 +20,8 @@
 //! Remote threads (synchronizers, reviewers, reconcilers) take any set of slots at once
 //! with [`PerCore::lock_remote`]: in ascending order (so two remote threads never deadlock),
 //! with one barrier for all of them where owners use the fast path ([`OwnerLock`]'s docs
-//! explain the protocol): none for slots left in spin mode, one aimed at the slot's CPU when
+//! explain the protocol): none for slots left in spin mode or for the calling thread's own
+//! per-thread slots (their owner is the caller, outside them), one aimed at the slot's CPU when
 //! the slots that need it are one CPU's (entered by rseq), otherwise one process-wide
 //! barrier, shared with other remote threads that need one at the same time
 //! ([`barrier::heavy`]). Holding every slot at one instant is what makes a synchronize's
@@ -436,9 +437,16 @@ impl<S: Send> PerCore<S> {
             // one CPU (per-CPU slots entered by rseq, whose owners can only be running on
             // the slot's CPU: the barrier interrupts that CPU alone), or several (one
             // barrier for all).
+            // The calling thread's own per-thread slots need none: their one owner is not
+            // inside them, it is here (and sees its own earlier stores in program order).
+            // Index 0 is shared, never owned.
+            let own = match self.mode {
+                CoreMode::PerThread => threads::claimed(self.pool_id).filter(|&c| c != 0),
+                CoreMode::PerCpu => None,
+            };
             let mut needed = Barrier::None;
             for &(core, _, s) in &slots {
-                if s.lock.remote_begin() {
+                if s.lock.remote_begin() && Some(core) != own {
                     needed = match needed {
                         Barrier::None if self.mode == CoreMode::PerCpu => Barrier::Cpu(core),
                         Barrier::Cpu(c) if c == core => needed,
