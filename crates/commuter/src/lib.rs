@@ -14,6 +14,7 @@
 //! | run each test on two cores, report every shared cache line | [`tracer`] | §6.3 |
 //! | per structure, implementation and pair: commutative vs conflict-free | [`report`], [`heatmap`] | Figure 7-1 |
 //! | per structure and implementation, and over all OpLog versions: the share conflict-free | [`summary`] | |
+//! | the allocator it runs on: whole cache lines per allocation | [`lines`] | |
 //! | the implementations under test | [`impls`], [`structures`] | |
 //! | models written here (Refcache's; the `Explore` extension of the open-file list's and the name-cache entry's) | [`models`] | Figure 6-3 |
 //!
@@ -45,6 +46,7 @@ pub mod analyzer;
 pub mod condition;
 pub mod heatmap;
 pub mod impls;
+pub mod lines;
 pub mod models;
 pub mod report;
 pub mod structures;

@@ -21,6 +21,10 @@ use oplog_model::rmap::{Mapping, RmapModel, RmapOp};
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, GlobalAbsorbList};
 
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
+
 /// Runs `steps` random operations (symbols from a pool of five, integers over their
 /// ranges, only operations the contract admits) on a fresh object of every implementation,
 /// comparing each response with the model's.

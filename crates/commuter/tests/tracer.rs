@@ -20,6 +20,10 @@ use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, ConcurrentList};
 
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
+
 /// Runs `a` on CPU A and then `b` on CPU B, traced, and returns the conflicts.
 fn trace_pair<T: Send + Sync + 'static>(
     cores: &Cores,
