@@ -38,6 +38,10 @@
 //! writes it (002 §3.1, §4.3). Writes are stores, read-modify-writes (including failed
 //! compare-and-exchanges), lock acquires and releases, and cell write accesses.
 //!
+//! Per-CPU slots are entered as in the default configuration: through the restartable
+//! sequence, whose traced stand-in records the sequence's own accesses (where `membarrier`
+//! exists; the spin lock elsewhere).
+//!
 //! What the tracer cannot see (heap memory behind a cell, immutable plain fields, other
 //! crates' memory) is listed in `oplog::primitive::trace`'s docs: a verdict of
 //! "conflict-free" is about the memory the library reaches through its primitives.

@@ -68,6 +68,24 @@ macro_rules! atomic_wrapper {
                     label,
                 }
             }
+            /// Under tracing: records an access of `kind` to this atomic, as its own
+            /// operations do, without making one (for stand-ins that record the accesses of
+            /// code the tracer cannot see, such as the restartable sequence's plain loads and
+            /// stores, and synchronize through [`untraced`](Self::untraced)).
+            #[cfg(oplog_trace)]
+            #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
+            #[inline(always)]
+            pub(crate) fn record(&self, kind: AccessKind) {
+                record(std::ptr::from_ref(&self.inner).cast(), std::mem::size_of::<$int>(), kind, self.label);
+            }
+            /// Under tracing: the atomic itself, whose operations are not recorded (see
+            /// [`record`](Self::record)).
+            #[cfg(oplog_trace)]
+            #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
+            #[inline(always)]
+            pub(crate) fn untraced(&self) -> &imp_atomic::$name {
+                &self.inner
+            }
             /// Atomic load.
             #[inline(always)]
             pub fn load(&self, o: Ordering) -> $int {

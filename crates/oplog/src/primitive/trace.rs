@@ -21,7 +21,8 @@
 //! * plain fields that never change after construction (an object's id, its domain
 //!   pointer) are not recorded: reading them is conflict-free unless something else on
 //!   their cache line is written, which the tracer reports as that other field's access;
-//! * process-wide id counters and thread-local state are not recorded;
+//! * process-wide id counters and thread-local state are not recorded (except the stand-in
+//!   rseq area below);
 //! * memory touched by other crates (the clock, the allocator) is not recorded, except
 //!   where a caller reports it with [`record`].
 //!
@@ -29,10 +30,22 @@
 //! builds and fields may fall on different cache lines. Per-core log slots are padded to
 //! their own lines in both builds, which is what the tracer's verdicts rest on.
 //!
-//! The restartable-sequence fast path (inline assembly the tracer cannot see into) is
-//! compiled out under tracing (`build.rs`): per-CPU slots are entered through their spin
-//! lock, the texts' per-core lock (000 §4.1). Both paths write only the calling core's slot
-//! line.
+//! # The restartable sequence
+//!
+//! The default per-CPU entry is a restartable sequence (`percore::rseq`): inline assembly,
+//! which the tracer cannot see into. Under tracing it is not compiled out but replaced by a
+//! stand-in that makes the same memory accesses, recorded in the sequence's order: the
+//! store of the sequence's descriptor and the load of the CPU number in the thread's rseq
+//! area (`rseq.rseq_cs`, `rseq.cpu_id`; a per-thread stand-in area, as the real one is per
+//! thread), the load of the CPU's slot address from the slot table (`PerCore.rseq_table`),
+//! the loads of the slot's owner flags (`Slot.busy`, `Slot.req`) and the commit store to
+//! `Slot.busy`. The kernel's restart is stood in for by an unrecorded compare-and-swap, so
+//! the stand-in is a correct lock. It needs only the remote side's `membarrier`, not glibc's
+//! rseq registration, so a traced build takes the default path wherever `membarrier`
+//! exists ([`per_cpu_fast_path`](crate::percore::per_cpu_fast_path)), and the spin lock
+//! (the texts' per-core lock, 000 §4.1) elsewhere, as the default configuration does. A
+//! slot left in spin mode by a synchronize is entered through its spin lock in both
+//! builds.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
