@@ -2,15 +2,15 @@
 //! lines of its own (its size rounded up to a multiple of [`LINE`], its start aligned to
 //! one).
 //!
-//! The tracer records accesses to memory in heap allocations (objects in their slabs, slot
-//! arrays, whatever the library reports), so a line that the system allocator happens to
-//! share between two allocations would be reported as a conflict. That is a property of
-//! where `malloc` put two unrelated objects, and it changes from run to run (glibc hands a
-//! chunk freed on one thread to that thread's next allocation, wherever it was carved).
-//! 002's MTRACE ran sv6, whose allocators are per core; here the checker asks for
-//! line-granular allocations instead, so its verdicts are about the data the structures
-//! share, the same on every run. Conflicts on shared heap data itself (two cores writing
-//! one buffer) are reported as before.
+//! The tracer records heap data behind cells (queue logs' entries, slot tables), so a line
+//! that the system allocator happens to share between two allocations (one core's log
+//! buffer and the slot table another core reads, say) would be reported as a conflict. That
+//! is a property of where `malloc` put two unrelated objects, and it changes from run to
+//! run (glibc hands a chunk freed on one thread to that thread's next allocation, wherever
+//! it was carved). 002's MTRACE ran sv6, whose allocators are per core; here the checker
+//! asks for line-granular allocations instead, so its verdicts are about the data the
+//! structures share, the same on every run. Conflicts on shared heap data itself (two cores
+//! writing one buffer) are reported as before; `tests/heap.rs` plants one.
 //!
 //! The binary (`main.rs`) and the test binaries that trace declare it as their global
 //! allocator:

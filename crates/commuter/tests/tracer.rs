@@ -3,6 +3,7 @@
 //! counter in its steady and cold states on the default per-CPU path (the restartable
 //! sequence's recording stand-in), a log-cache collision (which the report's runs never
 //! have: each object has its own domain), and a wrong implementation caught by the model.
+//! Heap data behind a cell (a conflict planted in two cores' log entries) is in `heap.rs`.
 
 use std::sync::Arc;
 

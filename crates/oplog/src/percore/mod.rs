@@ -265,8 +265,10 @@ impl<S> PerCore<S> {
 
     fn core(&self, core: usize) -> Option<&Slots<S>> {
         match self.mode {
-            CoreMode::PerCpu => self.cpus.get(core),
-            CoreMode::PerThread => self.threads.get(core).and_then(OnceLock::get),
+            CoreMode::PerCpu => self.cpus.get(core).inspect(|s| trace_table(s, "PerCore.cpus")),
+            CoreMode::PerThread => {
+                self.threads.get(core).inspect(|t| trace_table(t, "PerCore.threads")).and_then(OnceLock::get)
+            }
         }
     }
 }
@@ -274,6 +276,7 @@ impl<S> PerCore<S> {
 impl<S: Send> PerCore<S> {
     /// The slots of per-thread index `core`, allocating them.
     fn thread_slots(&self, core: usize) -> &Slots<S> {
+        trace_table(&self.threads[core], "PerCore.threads");
         self.threads[core].get_or_init(|| {
             // Before the slots can be entered (see `cores_in_use`).
             self.threads_in_use.fetch_max(core + 1, Ordering::SeqCst);
@@ -335,9 +338,11 @@ impl<S: Send> PerCore<S> {
     fn cpu_slot(&self, cpu: usize, index: usize) -> (usize, &Slot<S>) {
         let n = self.cpus.len();
         let core = if cpu < n { cpu } else { cpu % n };
-        // SAFETY: core < n = cpus.len(), and `enter` checked index < slots_per_core, every
-        // array's length.
-        (core, unsafe { self.cpus.get_unchecked(core).get_unchecked(index) })
+        // SAFETY: core < n = cpus.len().
+        let slots = unsafe { self.cpus.get_unchecked(core) };
+        trace_table(slots, "PerCore.cpus");
+        // SAFETY: `enter` checked index < slots_per_core, every array's length.
+        (core, unsafe { slots.get_unchecked(index) })
     }
 
     #[inline(always)]
@@ -446,6 +451,21 @@ impl<S: Send> PerCore<S> {
             })
         })
     }
+}
+
+/// Under tracing, records a load of `entry`, an entry of a slot table (the heap arrays
+/// that lead from a core index to its slots); nothing otherwise.
+#[inline(always)]
+fn trace_table<T>(entry: &T, label: &'static str) {
+    #[cfg(oplog_trace)]
+    crate::primitive::trace::record(
+        std::ptr::from_ref(entry).cast(),
+        std::mem::size_of::<T>(),
+        crate::primitive::trace::AccessKind::Load,
+        label,
+    );
+    #[cfg(not(oplog_trace))]
+    let _ = (entry, label);
 }
 
 /// Which CPUs a remote acquisition must interrupt ([`PerCore::lock_remote`]).

@@ -233,7 +233,8 @@ mod cell {
 
     /// A labelled interior-mutability cell with loom's access API. Under tracing, `get` and
     /// `get_mut` record a read or write of the whole value (`size_of::<T>()` bytes at the
-    /// cell); memory the value points to (a `Vec`'s buffer) is not recorded.
+    /// cell); memory the value points to (a `Vec`'s buffer) is recorded only where the code
+    /// that reaches it reports it (`trace::record_slice`; see the `trace` module's docs).
     #[derive(Debug)]
     pub struct UnsafeCell<T> {
         cell: std::cell::UnsafeCell<T>,
