@@ -1,8 +1,9 @@
-//! Emits `oplog_rseq` where the restartable-sequence fast path (src/rseq.rs) applies:
+//! Emits `oplog_rseq` where the restartable-sequence fast path (src/percore/rseq.rs) applies:
 //! x86-64 Linux, and neither loom, Miri (which cannot run inline assembly) nor the `trace`
-//! feature (the tracer cannot see into inline assembly, so traced builds take the slots'
-//! spin locks). Emits `oplog_trace` for the `trace` feature outside loom (loom's
-//! primitives take precedence).
+//! feature (the tracer cannot see into inline assembly, so traced builds replace the
+//! sequence with a stand-in that records the same memory accesses, in the same module).
+//! Emits `oplog_trace` for the `trace` feature outside loom (loom's primitives take
+//! precedence).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(oplog_rseq)");
     println!("cargo::rustc-check-cfg=cfg(oplog_trace)");

@@ -14,6 +14,7 @@
 //! | run each test on two cores, report every shared cache line | [`tracer`] | §6.3 |
 //! | per structure, implementation and pair: commutative vs conflict-free | [`report`], [`heatmap`] | Figure 7-1 |
 //! | per structure and implementation, and over all OpLog versions: the share conflict-free | [`summary`] | |
+//! | the allocator it runs on: whole cache lines per allocation | [`lines`] | |
 //! | the implementations under test | [`impls`], [`structures`] | |
 //! | models written here (Refcache's; the `Explore` extension of the open-file list's and the name-cache entry's) | [`models`] | Figure 6-3 |
 //!
@@ -28,9 +29,12 @@
 //! # Reading the results
 //!
 //! Conflict-freedom is decided on the accesses the library makes through
-//! `oplog::primitive` (atomics, mutexes, cells), at 64-byte line granularity: heap memory
-//! behind a cell (a `Vec`'s buffer) is not seen, where 002's MTRACE sees every access
-//! (`oplog::primitive::trace` lists the limits). `oplog-refcount` and `oplog-structures`
+//! `oplog::primitive` (atomics, mutexes, cells) and the heap data behind cells it reports
+//! (queue logs' entries, slot tables), on the default per-CPU path (the restartable
+//! sequence's recording stand-in), at 64-byte line granularity, where 002's MTRACE sees
+//! every access (`oplog::primitive::trace` lists the limits). Allocations get whole lines
+//! ([`lines`]), so the verdicts do not depend on where the system allocator put two
+//! unrelated objects. `oplog-refcount` and `oplog-structures`
 //! reach shared memory through the same primitives, so Refcache, the sloppy counter and
 //! the texts' structures are traced like OpLog itself. OpLog structures are conflict-free
 //! for commutative *updates*; reads synchronize, and conflict by design; Refcache's `inc`
@@ -45,6 +49,7 @@ pub mod analyzer;
 pub mod condition;
 pub mod heatmap;
 pub mod impls;
+pub mod lines;
 pub mod models;
 pub mod report;
 pub mod structures;

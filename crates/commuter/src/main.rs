@@ -12,6 +12,11 @@ use commuter::structures::{self, Options};
 use commuter::summary::Summary;
 use commuter::tracer::{CPUS, Cores};
 
+/// Whole cache lines per allocation, so verdicts do not depend on the system allocator's
+/// placement (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
+
 /// Command line.
 #[derive(Debug, Parser)]
 #[command(

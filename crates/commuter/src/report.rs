@@ -324,7 +324,8 @@ impl StructureReport {
                  the object not yet in the test cores' per-core state: log cache, delta cache, spares] {and \
                  quiescent: steady, with the set-up's updates read, or for Refcache reviewed, before the test}; a/b: \
                  a of the b cases inside the implementation's contract. The tracer sees what the library reaches \
-                 through oplog's primitives (atomics, locks, cells), not heap memory behind a cell.\n",
+                 through oplog's primitives (atomics, locks, cells) and the heap data behind cells it reports \
+                 (queue logs' entries, slot tables), on the default per-CPU path; allocations get whole lines.\n",
             );
         }
         if classes {
@@ -457,7 +458,8 @@ struct Context {
 /// synchronizes: it …") at that step. Between two updates nothing reconciles unless a
 /// collision made an update evict another object.
 fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
-    let oplog_collision = |l: &str| l.starts_with("Slot.") || l.starts_with("Pending.") || l == "OpLog.state";
+    let oplog_collision =
+        |l: &str| l.starts_with("Slot.") || l.starts_with("Pending.") || l == "OpLog.state" || l.ends_with(".entries");
     match label {
         "OpLog.word" if cx.update_pair => (
             None,
@@ -475,6 +477,10 @@ fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
         "OpLog.word" => (Some(0), "takes the object lock (OpLog.word)".into()),
         "Refcache.review_lock" => (Some(0), "takes the domain's review lock (Refcache.review_lock)".into()),
         l if l.starts_with("Slot.") => (Some(1), cx.design.slots().into()),
+        "Log.entries" | "Batch.entries" => (
+            Some(1),
+            "reads the logged entries from their heap buffers into a batch (Log.entries, Batch.entries)".into(),
+        ),
         "OpLog.state" => (Some(2), "applies the logs to the one shared instance (OpLog.state)".into()),
         "Epochs.current" | "Epochs.barrier" => (Some(2), "ends the epoch in the global epoch barrier (Epochs)".into()),
         "Header.state" if cx.reconciling => {
@@ -506,6 +512,13 @@ fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
             (None, "a log-cache collision moved a log to the object's backlog (Pending)".into())
         }
         "Domain.threads" => (None, "a thread registered with a per-thread domain (Domain.threads)".into()),
+        "PerCore.cpus" | "PerCore.threads" | "PerCore.rseq_table" => (
+            None,
+            format!(
+                "a slot table ({label}), only ever read, shares its cache line with heap data the other operation \
+                 writes (where the allocator placed them)"
+            ),
+        ),
         l if l.starts_with("Clock.") => (
             None,
             format!(
@@ -693,6 +706,16 @@ mod tests {
         assert!(reason(&["Header.state"], false, Design::Refcache).starts_with("tryget revived a dying object"));
         assert!(reason(&["Header.state"], true, Design::Refcache).starts_with("a delta-cache collision"));
         assert!(reason(&["Sloppy.central"], true, Design::Sloppy).contains("without a spare"));
+        // Heap lines: a read drains the logs' entries; between updates only a collision
+        // moves them; a read-only slot table conflicts only through its line's neighbours.
+        assert_eq!(
+            reason(&["OpLog.word", "Slot.lock", "Log.entries", "Batch.entries", "OpLog.state"], false, Design::OpLog),
+            "a read synchronizes: it takes the object lock (OpLog.word), locks and drains the log slot of every core \
+             holding the object (Slot), reads the logged entries from their heap buffers into a batch (Log.entries, \
+             Batch.entries), applies the logs to the one shared instance (OpLog.state)"
+        );
+        assert!(reason(&["Log.entries"], true, Design::OpLog).starts_with("a log-cache collision"));
+        assert!(reason(&["PerCore.rseq_table"], true, Design::OpLog).contains("only ever read"));
     }
 
     #[test]

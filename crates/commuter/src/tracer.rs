@@ -38,9 +38,15 @@
 //! writes it (002 §3.1, §4.3). Writes are stores, read-modify-writes (including failed
 //! compare-and-exchanges), lock acquires and releases, and cell write accesses.
 //!
-//! What the tracer cannot see (heap memory behind a cell, immutable plain fields, other
-//! crates' memory) is listed in `oplog::primitive::trace`'s docs: a verdict of
-//! "conflict-free" is about the memory the library reaches through its primitives.
+//! Per-CPU slots are entered as in the default configuration: through the restartable
+//! sequence, whose traced stand-in records the sequence's own accesses (where `membarrier`
+//! exists; the spin lock elsewhere). Heap data behind cells is recorded where the library
+//! reaches it: queue logs' and batches' entries (`Log.entries`, `Batch.entries`) and the
+//! slot tables. What the tracer cannot see (the internal instance's own heap, heap data
+//! behind a mutex, immutable plain fields, other crates' memory) is listed in
+//! `oplog::primitive::trace`'s docs, with why each cannot hide a conflict between two
+//! operations of one object except through the allocator's placement: a verdict of
+//! "conflict-free" is about the memory the library reaches and reports.
 
 use std::any::Any;
 use std::collections::BTreeMap;

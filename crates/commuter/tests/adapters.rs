@@ -10,7 +10,6 @@ use commuter::models::{namecache, open_files, refcache::RefcacheModel};
 use commuter::structures::{self, Options};
 use commuter::testgen::Test;
 use commuter::tracer::{CPUS, Cores, Setup, check};
-use oplog::{Config, Domain};
 use oplog_lincheck::testkit::Rng;
 use oplog_model::Concurrent;
 use oplog_model::counter::CounterModel;
@@ -19,7 +18,10 @@ use oplog_model::lru::{LruModel, LruOp};
 use oplog_model::queue::{QueueModel, QueueOp};
 use oplog_model::rmap::{Mapping, RmapModel, RmapOp};
 use oplog_model::set::{SetModel, SetOp};
-use oplog_structures::list::{BasicList, GlobalAbsorbList};
+
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
 
 /// Runs `steps` random operations (symbols from a pool of five, integers over their
 /// ranges, only operations the contract admits) on a fresh object of every implementation,
@@ -151,6 +153,8 @@ fn the_identity_rule_admits_a_test_only_if_both_orders_follow_it() {
 #[test]
 #[cfg(debug_assertions)]
 fn an_absorbing_list_outside_its_contract_panics_and_the_basic_one_does_not() {
+    use oplog::{Config, Domain};
+    use oplog_structures::list::{BasicList, GlobalAbsorbList};
     let d = Domain::new(Config::per_cpu().cpus(CPUS)).unwrap();
     let basic = BasicList::with_domain(&d, Default::default());
     basic.call(&SetOp::Add(1));

@@ -10,6 +10,10 @@ use commuter::structures::{self, Options};
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Cores, conflicts};
 use oplog_refcount::{Config, CoreMode, Domain, Rc, SloppyConfig, SloppyCounter, SloppyDomain, testing};
 
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
+
 fn report(name: &str) -> StructureReport {
     let structure = structures::all().into_iter().find(|s| s.name() == name).expect("a covered structure");
     // A response the model does not give would be an error here.

@@ -10,6 +10,10 @@ use oplog_model::Model;
 use oplog_model::counter::{CounterOp, ZeroReportingCounter};
 use oplog_model::explore::{Arg, Explore, OpKind, Param};
 
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
+
 /// 002 Figure 6-3: a directory of file names (symbols) bound to inode numbers, and each
 /// inode's link count. Inode numbers are small integers here (the analyzer treats them as
 /// values, which only makes its classes finer).

@@ -1,8 +1,9 @@
 //! The tracer on hand-made cases: known conflicts (a shared counter, false sharing, a
 //! mutex, a written cell), known conflict-freedom (per-core lines, shared reads), OpLog's
-//! counter in its steady and cold states, a log-cache collision (which the report's runs
-//! never have: each object has its own domain), and a wrong implementation caught by the
-//! model.
+//! counter in its steady and cold states on the default per-CPU path (the restartable
+//! sequence's recording stand-in), a log-cache collision (which the report's runs never
+//! have: each object has its own domain), and a wrong implementation caught by the model.
+//! Heap data behind a cell (a conflict planted in two cores' log entries) is in `heap.rs`.
 
 use std::sync::Arc;
 
@@ -19,6 +20,10 @@ use oplog_model::Concurrent;
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp};
 use oplog_structures::list::{BasicList, ConcurrentList};
+
+/// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
+#[global_allocator]
+static ALLOCATOR: commuter::lines::Lines = commuter::lines::Lines;
 
 /// Runs `a` on CPU A and then `b` on CPU B, traced, and returns the conflicts.
 fn trace_pair<T: Send + Sync + 'static>(
@@ -145,23 +150,32 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     let inc = |c: &OplogCounter| {
         c.call(&CounterOp::Inc);
     };
+    // The default path: the restartable sequence's stand-in where its remote side's barrier
+    // exists, which sets the slot's owner flag; the spin lock elsewhere.
+    let entry = if oplog::percore::per_cpu_fast_path() { "Slot.busy" } else { "Slot.lock" };
     // Cold: each core's first update installs the counter in its log cache, setting its
     // bit in the object word.
     let (c, ta, tb) = trace_pair(&cores, &counter, inc, inc);
-    assert!(ta.iter().any(|a| a.label == "Slot.lock") && tb.iter().any(|a| a.label == "Slot.lock"));
+    assert!(ta.iter().any(|a| a.label == entry) && tb.iter().any(|a| a.label == entry));
     assert!(c.iter().any(|c| c.labels().contains(&"OpLog.word")), "{c:?}");
-    // Steady: the same updates again write only each core's own slot (and read the object
-    // word for its representation, which both cores only read).
+    // Steady: the same updates again write only each core's own slot (and their own rseq
+    // area; they read the slot table and the object word for its representation, which
+    // both cores only read).
     let (c, ta, _) = trace_pair(&cores, &counter, inc, inc);
-    let own_slot_or_word_read =
-        |a: &Access| a.label.starts_with("Slot.") || (a.label == "OpLog.word" && a.kind == AccessKind::Load);
-    assert!(ta.iter().all(own_slot_or_word_read), "{ta:?}");
+    let own_slot_or_read = |a: &Access| {
+        a.label.starts_with("Slot.")
+            || a.label.starts_with("rseq.")
+            || (["OpLog.word", "PerCore.rseq_table"].contains(&a.label) && a.kind == AccessKind::Load)
+    };
+    assert!(ta.iter().all(own_slot_or_read), "{ta:?}");
     assert!(c.is_empty(), "{c:?}");
-    // Two updates on one core share its slot: the tracer sees the slot's line.
+    // Two updates on one core share its slot: the tracer sees the slot's line (installed,
+    // the default path's increment is the folded sequence, which writes the slot's log).
+    let steady = if oplog::percore::per_cpu_fast_path() { "Slot.data" } else { "Slot.lock" };
     let (s1, s2) = (Arc::clone(&counter), Arc::clone(&counter));
     let ((), t1) = cores.trace(CPU_A, move || inc(&s1));
     let ((), t2) = cores.trace(CPU_A, move || inc(&s2));
-    assert!(conflicts(&t1, &t2).iter().any(|c| c.labels().contains(&"Slot.lock")));
+    assert!(conflicts(&t1, &t2).iter().any(|c| c.labels().contains(&steady)));
     // A read synchronizes: it locks the other core's slot.
     let read = |c: &OplogCounter| {
         c.call(&CounterOp::Read);
@@ -169,6 +183,57 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     let (c, _, _) = trace_pair(&cores, &counter, inc, read);
     assert!(c.iter().any(|c| c.labels().contains(&"Slot.lock")), "{c:?}");
     assert_eq!(counter.call(&CounterOp::Read), CounterRet::Value(7));
+}
+
+/// The default configuration's per-CPU path, traced: an installed counter's increment is
+/// the folded sequence's stand-in, which makes the sequence's accesses (its descriptor and
+/// the CPU number in the thread's own rseq area, the slot table, the slot's flags, its
+/// published word and the log's owner, then the count and the sum: the commit), never the
+/// spin lock and no store to the flags, and two cores' steady updates of the OpLog counter
+/// share no written line. A read then takes A's slot through the remote protocol, meeting
+/// the flags the sequence read.
+#[test]
+fn default_path_counter_updates_enter_by_the_restartable_sequence_and_are_conflict_free() {
+    if !oplog::primitive::barrier::init() {
+        eprintln!("skipped: no membarrier here, so per-CPU slots take their spin lock (the default elsewhere)");
+        return;
+    }
+    assert!(oplog::percore::per_cpu_fast_path(), "traced builds take the restartable sequence's stand-in");
+    let cores = Cores::new(CPUS);
+    let counter: Arc<OplogCounter> = Arc::new(OplogCounter::new(Config::per_cpu().cpus(CPUS)));
+    let inc = |c: &OplogCounter| {
+        c.call(&CounterOp::Inc);
+    };
+    trace_pair(&cores, &counter, inc, inc);
+    let (c, ta, tb) = trace_pair(&cores, &counter, inc, inc);
+    assert!(c.is_empty(), "{c:?}");
+    use AccessKind::*;
+    let sequence = [
+        ("OpLog.word", Load),
+        ("rseq.rseq_cs", Store),
+        ("rseq.cpu_id", Load),
+        ("PerCore.rseq_table", Load),
+        ("Slot.busy", Load),
+        ("Slot.req", Load),
+        ("Slot.published", Load),
+        ("Slot.data", CellRead),
+        ("Slot.data", CellWrite),
+        ("Slot.data", CellWrite),
+    ];
+    for t in [&ta, &tb] {
+        let seen: Vec<(&str, AccessKind)> = t.iter().map(|a| (a.label, a.kind)).collect();
+        assert_eq!(seen, sequence, "the representation, then the sequence: {t:?}");
+    }
+    // Each core reads its own CPU's entry of the slot table, in its own rseq area.
+    let at = |t: &[Access], label| t.iter().find(|a| a.label == label).unwrap().addr;
+    assert_eq!(at(&tb, "PerCore.rseq_table") - at(&ta, "PerCore.rseq_table"), 8);
+    assert_ne!(at(&ta, "rseq.cpu_id"), at(&tb, "rseq.cpu_id"));
+    let read = |c: &OplogCounter| {
+        c.call(&CounterOp::Read);
+    };
+    let (c, _, _) = trace_pair(&cores, &counter, inc, read);
+    let labels: Vec<&str> = c.iter().flat_map(Conflict::labels).collect();
+    assert!(labels.contains(&"Slot.busy") && labels.contains(&"Slot.req"), "{c:?}");
 }
 
 #[test]

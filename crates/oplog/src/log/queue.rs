@@ -16,11 +16,39 @@
 //!
 //! [`Unordered`] is for operations that all commute: it never reads the clock and applies
 //! the gathered queues one after another.
+//!
+//! Under the `trace` feature the entries' heap buffers are recorded as they are accessed
+//! (a push writes its entry, absorption reads and rewrites entries, a gather reads a log's
+//! entries and writes the batch's, an apply rewrites and reads the batch's), labelled
+//! `Log.entries` and `Batch.entries`, so the tracer sees the lines behind the slot's cell.
 
 use super::{LogKind, Update};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+#[cfg(oplog_trace)]
+use crate::primitive::trace::{AccessKind, record_slice};
+
+/// The tracer's label for the entries of a core's log (their heap buffer).
+#[cfg(oplog_trace)]
+pub(crate) const LOG_ENTRIES: &str = "Log.entries";
+
+/// The tracer's label for the operations of a batch (their heap buffers).
+#[cfg(oplog_trace)]
+pub(crate) const BATCH_ENTRIES: &str = "Batch.entries";
+
+/// Under tracing, records an access to the elements of `deque` from index `from` on.
+#[cfg(oplog_trace)]
+fn record_deque<T>(deque: &VecDeque<T>, from: usize, kind: AccessKind) {
+    let (front, back) = deque.as_slices();
+    if from < front.len() {
+        record_slice(&front[from..], kind, BATCH_ENTRIES);
+        record_slice(back, kind, BATCH_ENTRIES);
+    } else {
+        record_slice(&back[from - front.len()..], kind, BATCH_ENTRIES);
+    }
+}
 
 /// Test-only switch: when set, [`Ordered`] applies every synchronize's operations in
 /// *reverse* timestamp order (see [`__set_broken_merge_for_tests`]). A process-wide flag
@@ -103,19 +131,31 @@ impl<'a, U> LocalLog<'a, U> {
 
     /// The logged operations, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &U> + '_ {
+        #[cfg(oplog_trace)]
+        record_slice(self.entries, AccessKind::CellRead, LOG_ENTRIES);
         self.entries.iter().map(|e| &e.op)
     }
 
     /// Removes and returns the most recent operation matching `pred` (the cancellation
     /// of 000 §4.2: a remove that meets its own add).
     pub fn remove_latest(&mut self, mut pred: impl FnMut(&U) -> bool) -> Option<U> {
-        let i = self.entries.iter().rposition(|e| pred(&e.op))?;
-        Some(self.entries.remove(i).op)
+        let found = self.entries.iter().rposition(|e| pred(&e.op));
+        // The scan read the entries from the end back to the match.
+        #[cfg(oplog_trace)]
+        record_slice(&self.entries[found.unwrap_or(0)..], AccessKind::CellRead, LOG_ENTRIES);
+        let i = found?;
+        let op = self.entries.remove(i).op;
+        // The entries after it moved down one.
+        #[cfg(oplog_trace)]
+        record_slice(&self.entries[i..], AccessKind::CellWrite, LOG_ENTRIES);
+        Some(op)
     }
 
     /// The most recent operation, to combine the new one into (000 §4.2: many increments
     /// become one "add n").
     pub fn last_mut(&mut self) -> Option<&mut U> {
+        #[cfg(oplog_trace)]
+        record_slice(&self.entries[self.entries.len().saturating_sub(1)..], AccessKind::CellWrite, LOG_ENTRIES);
         self.entries.last_mut().map(|e| &mut e.op)
     }
 }
@@ -131,7 +171,11 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     #[inline]
     fn push(log: &mut Vec<Entry<U>>, op: U, stamp: u64) -> usize {
         if let Some(op) = crate::reentry::absorbing(|| op.absorb_local(&mut LocalLog::new(log))) {
+            #[cfg(oplog_trace)]
+            let before = log.as_ptr();
             log.push(Entry { stamp, op });
+            #[cfg(oplog_trace)]
+            trace_push(log, before);
         }
         log.len()
     }
@@ -147,10 +191,20 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     }
 
     fn gather(batch: &mut QueueBatch<U>, core: usize, log: &mut Vec<Entry<U>>) {
+        #[cfg(oplog_trace)]
+        record_slice(log, AccessKind::CellRead, LOG_ENTRIES);
         if O {
+            #[cfg(oplog_trace)]
+            let from = batch.fresh.len();
             batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
+            #[cfg(oplog_trace)]
+            record_slice(&batch.fresh[from..], AccessKind::CellWrite, BATCH_ENTRIES);
         } else {
+            #[cfg(oplog_trace)]
+            let from = batch.ready.len();
             batch.ready.extend(log.drain(..).map(|e| e.op));
+            #[cfg(oplog_trace)]
+            record_deque(&batch.ready, from, AccessKind::CellWrite);
         }
     }
 
@@ -160,6 +214,9 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
 
     fn apply(state: &mut U::Target, batch: &mut QueueBatch<U>) {
         if O {
+            // The sort reads and moves the gathered operations.
+            #[cfg(oplog_trace)]
+            record_slice(&batch.fresh, AccessKind::CellWrite, BATCH_ENTRIES);
             // Stable: equal (stamp, core) keeps gather order, which puts a core's evicted
             // log before its current one and keeps each log's own order.
             batch.fresh.sort_by_key(|&(stamp, core, _)| (stamp, core));
@@ -168,6 +225,9 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             }
         }
         batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
+        // Global absorption may rewrite any operation; each is then read out.
+        #[cfg(oplog_trace)]
+        record_deque(&batch.ready, 0, AccessKind::CellWrite);
         U::absorb_global(state, &mut batch.ready);
         while let Some(op) = batch.ready.pop_front() {
             op.exec(state);
@@ -178,6 +238,27 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     #[inline]
     fn exec(state: &mut U::Target, op: U) {
         op.exec(state);
+    }
+}
+
+/// Under tracing, records what `log.push` wrote: its new entry, or, if the push moved the
+/// entries to a larger buffer, the old buffer's entries (read; `before` was its address) and
+/// every entry of the new one.
+#[cfg(oplog_trace)]
+fn trace_push<U>(log: &[Entry<U>], before: *const Entry<U>) {
+    let moved = log.len() - 1;
+    if std::ptr::eq(log.as_ptr(), before) {
+        record_slice(&log[moved..], AccessKind::CellWrite, LOG_ENTRIES);
+    } else {
+        if moved > 0 {
+            crate::primitive::trace::record(
+                before.cast(),
+                moved * std::mem::size_of::<Entry<U>>(),
+                AccessKind::CellRead,
+                LOG_ENTRIES,
+            );
+        }
+        record_slice(log, AccessKind::CellWrite, LOG_ENTRIES);
     }
 }
 
@@ -243,6 +324,44 @@ mod tests {
         assert_eq!(log, vec![Entry { stamp: 2, op: SetOp::Add(2) }]);
         // A remove with no add in this log is appended.
         assert_eq!(Ordered::<SetOp>::push(&mut log, SetOp::Remove(7), 4), 2);
+    }
+
+    /// Under tracing, the entries behind a log's cell are recorded where they are: a push
+    /// writes its entry (all of them when the buffer grows), absorption reads the log and
+    /// rewrites what moved, a gather reads the log and writes the batch, an apply rewrites
+    /// the batch.
+    #[cfg(oplog_trace)]
+    #[test]
+    fn queue_logs_record_their_heap_entries() {
+        use crate::primitive::trace::Session;
+        let entry = std::mem::size_of::<Entry<SetOp>>();
+        let mut log = Vec::with_capacity(4);
+        let session = Session::start().unwrap();
+        Ordered::<SetOp>::push(&mut log, SetOp::Add(1), 1);
+        Ordered::<SetOp>::push(&mut log, SetOp::Add(2), 2);
+        Ordered::<SetOp>::push(&mut log, SetOp::Remove(1), 3);
+        let base = log.as_ptr() as usize;
+        let mut batch = QueueBatch::default();
+        Ordered::<SetOp>::gather(&mut batch, 0, &mut log);
+        let fresh = batch.fresh.as_ptr() as usize;
+        let mut state = Vec::new();
+        Ordered::<SetOp>::apply(&mut state, &mut batch);
+        let seen: Vec<_> = session.finish().into_iter().map(|a| (a.label, a.kind, a.addr, a.size)).collect();
+        use AccessKind::*;
+        assert_eq!(
+            seen[..6],
+            [
+                (LOG_ENTRIES, CellWrite, base, entry),
+                (LOG_ENTRIES, CellWrite, base + entry, entry),
+                // The remove met its add: the scan read both entries, the second moved down.
+                (LOG_ENTRIES, CellRead, base, 2 * entry),
+                (LOG_ENTRIES, CellWrite, base, entry),
+                (LOG_ENTRIES, CellRead, base, entry),
+                (BATCH_ENTRIES, CellWrite, fresh, std::mem::size_of::<(u64, usize, SetOp)>()),
+            ]
+        );
+        assert!(seen[6..].iter().all(|a| a.0 == BATCH_ENTRIES), "{seen:?}");
+        assert_eq!(state, [2]);
     }
 
     #[test]

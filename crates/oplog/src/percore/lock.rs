@@ -169,6 +169,53 @@ impl OwnerLock {
         self.owner_back_off()
     }
 
+    /// Under tracing: the restartable sequence's part on this slot (`super::rseq`'s
+    /// stand-in). Records what the sequence's instructions access: a load of `busy`, then
+    /// (if clear) a load of `req`, then (if clear) the commit store to `busy`. Exclusion
+    /// comes from an unrecorded weak compare-and-swap that sets `busy` before `req` is
+    /// checked (undone, unrecorded, if `req` is set), standing in for the kernel's restart:
+    /// with the remote side's barrier between its store of `req` and its load of `busy`,
+    /// either the remote sees `busy` or this sees `req`, as with the real sequence. On `Ok`
+    /// the lock is held as [`Held::Owner`].
+    #[cfg(oplog_trace)]
+    #[inline(always)]
+    pub(crate) fn rseq_stand_in(&self) -> Result<(), super::rseq::NotEntered> {
+        self.stand_in_take()?;
+        // `mov byte ptr [slot + busy], 1`: the commit.
+        self.busy.record(crate::primitive::trace::AccessKind::Store);
+        Ok(())
+    }
+
+    /// Under tracing: [`OwnerLock::rseq_stand_in`] but the commit's store, which the folded
+    /// sequence (`super::rseq`'s `try_fold`) does not make: records the loads of `busy` and
+    /// `req` and takes the slot unrecorded; [`OwnerLock::stand_in_release`] gives it back.
+    #[cfg(oplog_trace)]
+    #[inline(always)]
+    pub(crate) fn stand_in_take(&self) -> Result<(), super::rseq::NotEntered> {
+        use super::rseq::NotEntered;
+        use crate::primitive::trace::AccessKind;
+        // `cmp byte ptr [slot + busy], 0`
+        self.busy.record(AccessKind::Load);
+        if let Err(busy) = self.busy.untraced().compare_exchange_weak(false, true, Ordering::SeqCst, Ordering::Relaxed)
+        {
+            return Err(if busy { NotEntered::Busy } else { NotEntered::Aborted });
+        }
+        // `cmp byte ptr [slot + req], 0`
+        self.req.record(AccessKind::Load);
+        if self.req.untraced().load(Ordering::SeqCst) {
+            self.stand_in_release();
+            return Err(NotEntered::Requested);
+        }
+        Ok(())
+    }
+
+    /// Under tracing: gives back a slot taken by [`OwnerLock::stand_in_take`], unrecorded.
+    #[cfg(oplog_trace)]
+    #[inline(always)]
+    pub(crate) fn stand_in_release(&self) {
+        self.busy.untraced().store(false, Ordering::Release);
+    }
+
     #[cold]
     fn owner_back_off(&self) -> Held {
         self.busy.store(false, Ordering::Release);

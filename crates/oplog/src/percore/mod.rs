@@ -10,6 +10,9 @@
 //!   the thread runs on. Where Linux restartable sequences are available (x86-64, glibc
 //!   2.35+, not under loom or Miri), the slot is entered with one (the `rseq` module: plain
 //!   loads and one plain store, no atomic instruction); elsewhere with the slot's spin lock.
+//!   Under the `trace` feature a stand-in with the sequence's memory accesses takes its
+//!   place (recorded for the commutativity checker; see the `rseq` module), so the checker
+//!   traces this default path.
 //!   Either way a thread that migrates in the middle of an operation stays correct: the slot
 //!   stays locked whichever CPU the thread finishes on.
 //! * **Per thread**: each thread claims a core index on first use (`threads`) and enters its
@@ -28,7 +31,7 @@
 //! gathered operations a consistent cut.
 
 mod lock;
-#[cfg(oplog_rseq)]
+#[cfg(any(oplog_rseq, oplog_trace))]
 mod rseq;
 mod threads;
 
@@ -44,9 +47,9 @@ use std::sync::{Arc, OnceLock};
 /// Whether per-CPU cores can be entered with a restartable sequence on this machine (the
 /// fast path of [`PerCore::enter`]; see the module docs).
 pub fn per_cpu_fast_path() -> bool {
-    #[cfg(oplog_rseq)]
+    #[cfg(any(oplog_rseq, oplog_trace))]
     return rseq::offset().is_some();
-    #[cfg(not(oplog_rseq))]
+    #[cfg(not(any(oplog_rseq, oplog_trace)))]
     return false;
 }
 
@@ -58,8 +61,8 @@ pub fn per_cpu_fast_path() -> bool {
 /// `u32`, [`Fold::VALUE`] of an `i64` (wrapping), all plain fields that are only accessed
 /// by holders of the slot: the sequence reads the first and writes the other two as a
 /// holder would.
-// Only the rseq path reads the offsets.
-#[cfg_attr(not(oplog_rseq), allow(dead_code))]
+// Only the rseq path (or its traced stand-in) reads the offsets.
+#[cfg_attr(not(any(oplog_rseq, oplog_trace)), allow(dead_code))]
 pub(crate) unsafe trait Fold {
     /// The word that must equal the key.
     const KEY: usize;
@@ -99,7 +102,7 @@ unsafe impl<S: Send> Sync for Slot<S> {}
 
 impl<S> Slot<S> {
     /// Byte offset of the state in the slot (the `rseq` module's folded updates).
-    #[cfg(oplog_rseq)]
+    #[cfg(any(oplog_rseq, oplog_trace))]
     const STATE: usize = std::mem::offset_of!(Slot<S>, state) + UnsafeCell::<S>::VALUE_OFFSET;
 
     fn new(state: S) -> Self {
@@ -134,7 +137,7 @@ pub struct PerCore<S> {
     pool: Option<Arc<threads::Pool>>,
     /// The pool's id (0 without one), kept here for the hot path.
     pool_id: u64,
-    #[cfg(oplog_rseq)]
+    #[cfg(any(oplog_rseq, oplog_trace))]
     rseq: Option<rseq::Table>,
     make: Make<S>,
 }
@@ -180,13 +183,13 @@ impl<S: Send> PerCore<S> {
                 (Box::default(), threads, Some(threads::Pool::new(cores - 1)))
             }
         };
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         let rseq = (mode == CoreMode::PerCpu && rseq)
             .then(|| rseq::Table::new(cpus.iter().map(|s| s.as_ptr().cast::<u8>()).collect()))
             .flatten();
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         let owner_fast = rseq.is_some();
-        #[cfg(not(oplog_rseq))]
+        #[cfg(not(any(oplog_rseq, oplog_trace)))]
         let owner_fast = {
             let _ = rseq;
             false
@@ -201,7 +204,7 @@ impl<S: Send> PerCore<S> {
             threads_in_use: AtomicUsize::new(1, "PerCore.threads_in_use"),
             pool_id: pool.as_ref().map_or(0, |p| p.id()),
             pool,
-            #[cfg(oplog_rseq)]
+            #[cfg(any(oplog_rseq, oplog_trace))]
             rseq,
             make,
         }
@@ -286,8 +289,10 @@ impl<S> PerCore<S> {
 
     fn core(&self, core: usize) -> Option<&Slots<S>> {
         match self.mode {
-            CoreMode::PerCpu => self.cpus.get(core),
-            CoreMode::PerThread => self.threads.get(core).and_then(OnceLock::get),
+            CoreMode::PerCpu => self.cpus.get(core).inspect(|s| trace_table(s, "PerCore.cpus")),
+            CoreMode::PerThread => {
+                self.threads.get(core).inspect(|t| trace_table(t, "PerCore.threads")).and_then(OnceLock::get)
+            }
         }
     }
 }
@@ -295,6 +300,7 @@ impl<S> PerCore<S> {
 impl<S: Send> PerCore<S> {
     /// The slots of per-thread index `core`, allocating them.
     fn thread_slots(&self, core: usize) -> &Slots<S> {
+        trace_table(&self.threads[core], "PerCore.threads");
         self.threads[core].get_or_init(|| {
             // Before the slots can be entered (see `cores_in_use`).
             self.threads_in_use.fetch_max(core + 1, Ordering::SeqCst);
@@ -319,7 +325,7 @@ impl<S: Send> PerCore<S> {
 
     #[inline(always)]
     fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Held) {
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         if let Some(table) = &self.rseq {
             let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
             let mut backoff = crate::primitive::Backoff::default();
@@ -355,9 +361,9 @@ impl<S: Send> PerCore<S> {
     /// restartable-sequence path).
     #[inline(always)]
     pub(crate) fn folds(&self) -> bool {
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         return self.rseq.is_some();
-        #[cfg(not(oplog_rseq))]
+        #[cfg(not(any(oplog_rseq, oplog_trace)))]
         return false;
     }
 
@@ -373,7 +379,7 @@ impl<S: Send> PerCore<S> {
     where
         S: Fold,
     {
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         if let Some(table) = &self.rseq
             && index < self.slots_per_core
         {
@@ -391,9 +397,11 @@ impl<S: Send> PerCore<S> {
     fn cpu_slot(&self, cpu: usize, index: usize) -> (usize, &Slot<S>) {
         let n = self.cpus.len();
         let core = if cpu < n { cpu } else { cpu % n };
-        // SAFETY: core < n = cpus.len(), and `enter` checked index < slots_per_core, every
-        // array's length.
-        (core, unsafe { self.cpus.get_unchecked(core).get_unchecked(index) })
+        // SAFETY: core < n = cpus.len().
+        let slots = unsafe { self.cpus.get_unchecked(core) };
+        trace_table(slots, "PerCore.cpus");
+        // SAFETY: `enter` checked index < slots_per_core, every array's length.
+        (core, unsafe { slots.get_unchecked(index) })
     }
 
     #[inline(always)]
@@ -509,6 +517,21 @@ impl<S: Send> PerCore<S> {
             })
         })
     }
+}
+
+/// Under tracing, records a load of `entry`, an entry of a slot table (the heap arrays
+/// that lead from a core index to its slots); nothing otherwise.
+#[inline(always)]
+fn trace_table<T>(entry: &T, label: &'static str) {
+    #[cfg(oplog_trace)]
+    crate::primitive::trace::record(
+        std::ptr::from_ref(entry).cast(),
+        std::mem::size_of::<T>(),
+        crate::primitive::trace::AccessKind::Load,
+        label,
+    );
+    #[cfg(not(oplog_trace))]
+    let _ = (entry, label);
 }
 
 /// Which CPUs a remote acquisition must interrupt ([`PerCore::lock_remote`]).
@@ -740,6 +763,58 @@ mod tests {
         assert!(pc.allocated(0) && pc.allocated(1));
         assert_eq!(pc.cores(), 2);
         assert!(pc.footprint() > 0);
+    }
+
+    /// Under tracing, a per-CPU entry takes the restartable sequence's stand-in (where
+    /// `membarrier` exists), which records the sequence's accesses in its order: the
+    /// descriptor store and CPU-number load in the thread's own area, the slot table, the
+    /// slot's flags and the commit; the release is the owner's store. A remote taker then
+    /// uses the owner protocol (no spin lock of the entered slot is touched by the owner).
+    #[cfg(oplog_trace)]
+    #[test]
+    fn a_traced_per_cpu_entry_records_the_restartable_sequence() {
+        use crate::primitive::set_current_cpu;
+        use crate::primitive::trace::{AccessKind::*, Session};
+        if !per_cpu_fast_path() {
+            eprintln!("skipped: no membarrier, so per-CPU slots take their spin lock");
+            return;
+        }
+        let pc = PerCore::new(CoreMode::PerCpu, 3, 2, true, |_, _| 0u64);
+        assert!(pc.owner_fast_path());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                set_current_cpu(1);
+                let session = Session::start().unwrap();
+                {
+                    let mut e = pc.enter(1);
+                    *e += 1;
+                    assert_eq!(e.core(), 1);
+                }
+                let log = session.finish();
+                let seen: Vec<_> = log.iter().map(|a| (a.label, a.kind, a.size)).collect();
+                assert_eq!(
+                    seen,
+                    [
+                        ("rseq.rseq_cs", Store, 8),
+                        ("rseq.cpu_id", Load, 4),
+                        ("PerCore.rseq_table", Load, 8),
+                        ("Slot.busy", Load, 1),
+                        ("Slot.req", Load, 1),
+                        ("Slot.busy", Store, 1),
+                        ("Slot.data", CellWrite, 8),
+                        ("Slot.busy", Store, 1),
+                    ]
+                );
+                // The flags are those of slot 1 of CPU 1, and the table entry is CPU 1's.
+                let slot = std::ptr::from_ref(&*pc.cpus[1][1]) as usize;
+                assert!((slot..slot + PerCore::<u64>::SLOT_BYTES).contains(&log[3].addr));
+                assert_eq!(log[3].addr, log[5].addr);
+                let table = pc.rseq.as_ref().unwrap();
+                assert_eq!(log[2].addr, std::ptr::from_ref(&table.bases[1]) as usize);
+            });
+        });
+        let mut remote = pc.lock_remote([(1, 1)]);
+        assert_eq!(remote.iter_mut().map(|(_, _, v)| *v).collect::<Vec<_>>(), [1]);
     }
 
     #[test]

@@ -26,21 +26,39 @@
 //! published through `__rseq_offset`/`__rseq_size`) and the kernel accepts the membarrier
 //! registration; elsewhere per-CPU slots use their spin lock. A thread without an rseq area
 //! (cpu field -1) takes the slot through the remote protocol. Never under loom or Miri.
+//!
+//! **Under the `trace` feature** the tracer cannot see into inline assembly, so the
+//! sequence is replaced by a *stand-in* ([`try_enter`]'s traced version) that makes the
+//! same memory accesses, each recorded through the tracing primitives: the store of the
+//! sequence's descriptor into the thread's rseq area (`rseq.rseq_cs`), the load of the CPU
+//! number from it (`rseq.cpu_id`), the load of that CPU's slot address from the table
+//! (`PerCore.rseq_table`), the loads of the slot's `busy` and `req` flags and the commit
+//! store to `busy` (`Slot.busy`, `Slot.req`). Its atomicity, which the kernel gives the real
+//! sequence by restarting it, comes from an unrecorded compare-and-swap on `busy` (a
+//! spurious failure of the weak compare-and-swap stands for an abort), so the stand-in is a
+//! correct lock for the crate's own tests. It needs no rseq area, only the membarrier the
+//! remote side uses: traced builds take this path wherever `membarrier` exists, so the
+//! commutativity checker traces the default configuration.
 
 use super::lock::OwnerLock;
 use super::{Fold, Slot};
 use crate::primitive::Backoff;
+#[cfg(oplog_rseq)]
 use std::sync::OnceLock;
 
 /// glibc's rseq signature on x86 (sysdeps/unix/sysv/linux/x86/bits/rseq.h). The kernel
 /// checks that the four bytes before an abort handler hold the registered signature.
+#[cfg(oplog_rseq)]
 const RSEQ_SIG: u32 = 0x5305_3053;
 
+#[cfg(oplog_rseq)]
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 8;
 
 /// Byte offsets of the owner flags within a slot (`Slot` and `OwnerLock` are `repr(C)` with
 /// the lock first, and a `CachePadded` puts its value at offset 0).
+#[cfg(oplog_rseq)]
 const BUSY: usize = std::mem::offset_of!(OwnerLock, busy);
+#[cfg(oplog_rseq)]
 const REQ: usize = std::mem::offset_of!(OwnerLock, req);
 
 /// Outcome of one attempt to enter the calling CPU's slot.
@@ -63,7 +81,7 @@ pub(crate) struct Table {
     /// Offset of the rseq area from the thread pointer.
     offset: isize,
     /// Address of each CPU's first slot; each slot starts with its [`OwnerLock`].
-    bases: Box<[*const u8]>,
+    pub(super) bases: Box<[*const u8]>,
 }
 
 // SAFETY: the pointers address slots owned by the `PerCore` that owns the table, which are
@@ -139,6 +157,7 @@ enum Folded {
 /// The offset of the rseq area from the thread pointer, if the fast path can be used: glibc
 /// registered an area ([`ordo::cpu::rseq_offset`]) and the kernel accepts the membarrier
 /// registration.
+#[cfg(oplog_rseq)]
 pub(crate) fn offset() -> Option<isize> {
     static OFFSET: OnceLock<Option<isize>> = OnceLock::new();
     *OFFSET.get_or_init(|| {
@@ -156,12 +175,21 @@ pub(crate) fn offset() -> Option<isize> {
     })
 }
 
+/// Under tracing: `Some(0)` (the stand-in has no rseq area to find) where the remote side's
+/// barrier exists ([`barrier::init`](crate::primitive::barrier::init)), so the stand-in is
+/// used wherever it is correct, whatever glibc registered.
+#[cfg(oplog_trace)]
+pub(crate) fn offset() -> Option<isize> {
+    crate::primitive::barrier::init().then_some(0)
+}
+
 /// Tries to take the slot at byte offset `slot_offset` of the calling CPU's cache, where
 /// `bases[cpu]` is the address of CPU `cpu`'s first slot and `bases` has `ncpus` entries.
 ///
 /// # Safety
 /// `rseq_offset` comes from [`offset`]; every `bases[i] + slot_offset` is the address of a
 /// live `Slot` that stays alive for the call.
+#[cfg(oplog_rseq)]
 #[inline(always)]
 pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Enter {
     let status: u32;
@@ -244,6 +272,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
 ///
 /// # Safety
 /// As [`try_enter`], with every slot a `Slot<S>`.
+#[cfg(oplog_rseq)]
 #[inline(always)]
 unsafe fn try_fold<S: Fold>(
     rseq_offset: isize,
@@ -316,5 +345,150 @@ unsafe fn try_fold<S: Fold>(
         0 => Folded::Done,
         1 => Folded::Declined,
         _ => Folded::Aborted,
+    }
+}
+
+/// Under tracing: the calling thread's stand-in for its rseq area, whose words the sequence
+/// accesses at the real area's offsets (`cpu_id` at 4, `rseq_cs` at 8). Only its address is
+/// used (accesses to it are recorded, not made): like the real area it is per thread, so
+/// it is never shared between simulated cores.
+#[cfg(oplog_trace)]
+#[repr(C, align(32))]
+struct Area([u64; 4]);
+
+#[cfg(oplog_trace)]
+std::thread_local! {
+    static AREA: Area = const { Area([0; 4]) };
+}
+
+/// The stand-in for the restartable sequence under tracing (module docs): the same loads and
+/// stores as the sequence, recorded, in the same order, with the same outcomes.
+///
+/// # Safety
+/// As the real sequence's: every `bases[i] + slot_offset`, for `i < ncpus`, is the address of
+/// a live `Slot` that stays alive for the call (`rseq_offset` is unused).
+#[cfg(oplog_trace)]
+#[inline(always)]
+pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Enter {
+    let _ = rseq_offset;
+    // SAFETY: as this function's.
+    let Some((cpu, slot)) = (unsafe { stand_in_slot(bases, ncpus, slot_offset) }) else {
+        return Enter::Unavailable;
+    };
+    // SAFETY: a live slot starts with its `OwnerLock` (`Slot` is `repr(C)` with the lock
+    // first, at offset 0 of its `CachePadded`).
+    let lock = unsafe { &*slot.cast::<OwnerLock>() };
+    match lock.rseq_stand_in() {
+        Ok(()) => Enter::Entered(cpu, slot),
+        Err(e) => e.outcome(cpu),
+    }
+}
+
+/// The stand-in sequence's first steps, recorded: the descriptor's store and the CPU
+/// number's load in the thread's area, and the load of that CPU's slot address from the
+/// table. The CPU and the slot `slot_offset` bytes past its first one, or `None` if the
+/// CPU is beyond the table.
+///
+/// # Safety
+/// As [`try_enter`]'s.
+#[cfg(oplog_trace)]
+#[inline(always)]
+unsafe fn stand_in_slot(bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Option<(usize, *const u8)> {
+    use crate::primitive::trace::{AccessKind, record};
+    let area = AREA.with(|a| std::ptr::from_ref(a).cast::<u8>());
+    // `mov qword ptr fs:[off + 8], tmp`: the sequence's descriptor into the thread's area.
+    record(area.wrapping_add(8), 8, AccessKind::Store, "rseq.rseq_cs");
+    // `mov cpu, dword ptr fs:[off + 4]`: the CPU number the kernel keeps there.
+    record(area.wrapping_add(4), 4, AccessKind::Load, "rseq.cpu_id");
+    let cpu = crate::primitive::current_cpu();
+    if cpu >= ncpus {
+        return None;
+    }
+    // SAFETY: `cpu < ncpus`, the length of `bases`.
+    let entry = unsafe { bases.add(cpu) };
+    // `mov tmp, qword ptr [bases + cpu * 8]`: the slot table.
+    record(entry.cast(), std::mem::size_of::<*const u8>(), AccessKind::Load, "PerCore.rseq_table");
+    // SAFETY: `entry` is in bounds (above); the caller guarantees that `bases[cpu] +
+    // slot_offset` is a live slot.
+    Some((cpu, unsafe { (*entry).add(slot_offset) }))
+}
+
+/// The stand-in for [`try_fold`]'s sequence under tracing: the same loads and stores,
+/// recorded, in the same order (the first steps of [`stand_in_slot`], the loads of `busy`,
+/// `req`, the published word and the state's key, the stores of the count and the sum),
+/// with the same outcomes. Exclusion comes from the unrecorded compare-and-swap of
+/// [`OwnerLock::rseq_stand_in`], released unrecorded after the commit (the real sequence
+/// stores no flag).
+///
+/// # Safety
+/// As [`try_enter`]'s, with every slot a `Slot<S>`.
+#[cfg(oplog_trace)]
+#[inline(always)]
+unsafe fn try_fold<S: Fold>(
+    rseq_offset: isize,
+    bases: *const *const u8,
+    ncpus: usize,
+    slot_offset: usize,
+    key: usize,
+    delta: i64,
+) -> Folded {
+    use crate::primitive::Ordering;
+    use crate::primitive::trace::{AccessKind, record};
+    let _ = rseq_offset;
+    // SAFETY: as this function's.
+    let Some((_, slot)) = (unsafe { stand_in_slot(bases, ncpus, slot_offset) }) else {
+        return Folded::Declined;
+    };
+    // SAFETY: the caller guarantees a live `Slot<S>`, which starts with its `OwnerLock`.
+    let (lock, slot) = unsafe { (&*slot.cast::<OwnerLock>(), &*slot.cast::<Slot<S>>()) };
+    match lock.stand_in_take() {
+        Ok(()) => {}
+        Err(NotEntered::Aborted) => return Folded::Aborted,
+        Err(_) => return Folded::Declined,
+    }
+    let state = std::ptr::from_ref(slot).cast::<u8>().wrapping_add(Slot::<S>::STATE);
+    let field = |offset: usize, size: usize, kind: AccessKind| {
+        record(state.wrapping_add(offset), size, kind, "Slot.data");
+        state.wrapping_add(offset).cast_mut()
+    };
+    // `cmp qword ptr [slot + published], key` (recorded by the traced atomic), then the key.
+    let mut done = slot.published.load(Ordering::Relaxed) == key;
+    if done {
+        // SAFETY: the stand-in holds the slot (`busy`), and `Fold`'s contract makes the
+        // offsets those of a pointer-sized word, a `u32` and an `i64` of the state.
+        unsafe {
+            done = *field(S::KEY, 8, AccessKind::CellRead).cast::<usize>() == key;
+            if done {
+                let count = field(S::COUNT, 4, AccessKind::CellWrite).cast::<u32>();
+                *count = (*count).wrapping_add(1);
+                let value = field(S::VALUE, 8, AccessKind::CellWrite).cast::<i64>();
+                *value = (*value).wrapping_add(delta);
+            }
+        }
+    }
+    lock.stand_in_release();
+    if done { Folded::Done } else { Folded::Declined }
+}
+
+/// Why the stand-in did not commit ([`OwnerLock::rseq_stand_in`]).
+#[cfg(oplog_trace)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotEntered {
+    /// `busy` was set: [`Enter::Busy`].
+    Busy,
+    /// `req` was set: [`Enter::Requested`].
+    Requested,
+    /// The weak compare-and-swap failed spuriously: [`Enter::Aborted`].
+    Aborted,
+}
+
+#[cfg(oplog_trace)]
+impl NotEntered {
+    fn outcome(self, cpu: usize) -> Enter {
+        match self {
+            NotEntered::Busy => Enter::Busy(cpu),
+            NotEntered::Requested => Enter::Requested(cpu),
+            NotEntered::Aborted => Enter::Aborted,
+        }
     }
 }

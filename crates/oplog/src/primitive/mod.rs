@@ -68,6 +68,24 @@ macro_rules! atomic_wrapper {
                     label,
                 }
             }
+            /// Under tracing: records an access of `kind` to this atomic, as its own
+            /// operations do, without making one (for stand-ins that record the accesses of
+            /// code the tracer cannot see, such as the restartable sequence's plain loads and
+            /// stores, and synchronize through [`untraced`](Self::untraced)).
+            #[cfg(oplog_trace)]
+            #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
+            #[inline(always)]
+            pub(crate) fn record(&self, kind: AccessKind) {
+                record(std::ptr::from_ref(&self.inner).cast(), std::mem::size_of::<$int>(), kind, self.label);
+            }
+            /// Under tracing: the atomic itself, whose operations are not recorded (see
+            /// [`record`](Self::record)).
+            #[cfg(oplog_trace)]
+            #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
+            #[inline(always)]
+            pub(crate) fn untraced(&self) -> &imp_atomic::$name {
+                &self.inner
+            }
             /// Atomic load.
             #[inline(always)]
             pub fn load(&self, o: Ordering) -> $int {
@@ -215,7 +233,8 @@ mod cell {
 
     /// A labelled interior-mutability cell with loom's access API. Under tracing, `get` and
     /// `get_mut` record a read or write of the whole value (`size_of::<T>()` bytes at the
-    /// cell); memory the value points to (a `Vec`'s buffer) is not recorded.
+    /// cell); memory the value points to (a `Vec`'s buffer) is recorded only where the code
+    /// that reaches it reports it (`trace::record_slice`; see the `trace` module's docs).
     #[derive(Debug)]
     pub struct UnsafeCell<T> {
         cell: std::cell::UnsafeCell<T>,
@@ -233,7 +252,7 @@ mod cell {
 
     impl<T> UnsafeCell<T> {
         /// Byte offset of the value in the cell (for inline assembly that addresses it).
-        #[cfg(oplog_rseq)]
+        #[cfg(any(oplog_rseq, oplog_trace))]
         pub const VALUE_OFFSET: usize = std::mem::offset_of!(Self, cell);
 
         /// Creates the cell; `label` names the field for tracing builds.

@@ -13,26 +13,58 @@
 //! # What is and is not seen
 //!
 //! 002's MTRACE runs the whole kernel in an instrumented emulator and sees every memory
-//! access. This tracer sees the accesses the library makes through its primitives, and
-//! nothing else:
+//! access. This tracer sees the accesses the library makes through its primitives, the
+//! heap data it reports where it reaches it, and nothing else:
 //!
 //! * a cell access is recorded as the whole value (`size_of::<T>()` bytes at the cell);
-//!   memory reached *through* the value (a `Vec`'s or a `BTreeSet`'s heap buffer) is not;
+//!   memory reached *through* the value is recorded where the library reports it
+//!   ([`record_slice`]):
+//!   - the entries of queue logs (`Log.entries`: a push writes its entry, local absorption
+//!     reads and rewrites entries, a gather reads them) and of the batches a synchronize
+//!     builds from them (`Batch.entries`), in their `Vec`/`VecDeque` heap buffers;
+//!   - the slot tables, the heap arrays that lead from a core index to its slots
+//!     (`PerCore.cpus`, `PerCore.threads`, and the restartable sequence's
+//!     `PerCore.rseq_table`), as loads;
+//!   - an object's own part (its word and the cell of its state) lives in its domain's
+//!     slab, a heap allocation, and is recorded where it is;
+//! * the internal instance's own heap (a `BTreeSet`'s nodes behind `OpLog.state`) is not
+//!   recorded: `std`'s trees and hash maps do not expose where their nodes are. Every access
+//!   to it is made with the object lock held (which writes `OpLog.word`) or by a concurrent
+//!   read that validated `OpLog.word` (a load), so a conflict on it between two operations
+//!   of one object also shows on the word; what stays hidden is a line that the allocator
+//!   shares between such a node and other data (the commutativity checker gives every
+//!   allocation whole lines, so it has none);
+//! * heap data behind a mutex (the backlog's map behind `Pending.map`) is not recorded;
+//!   every access to it takes the mutex, whose acquire and release write the lock word,
+//!   which is recorded;
 //! * plain fields that never change after construction (an object's id, its domain
 //!   pointer) are not recorded: reading them is conflict-free unless something else on
 //!   their cache line is written, which the tracer reports as that other field's access;
-//! * process-wide id counters and thread-local state are not recorded;
-//! * memory touched by other crates (the clock, the allocator) is not recorded, except
-//!   where a caller reports it with [`record`].
+//! * process-wide id counters and thread-local state are not recorded (except the stand-in
+//!   rseq area below);
+//! * memory touched by other crates (the clock, the allocator's own metadata) is not
+//!   recorded, except where a caller reports it with [`record`].
 //!
 //! Traced primitives carry their label, so traced structures are larger than in ordinary
 //! builds and fields may fall on different cache lines. Per-core log slots are padded to
 //! their own lines in both builds, which is what the tracer's verdicts rest on.
 //!
-//! The restartable-sequence fast path (inline assembly the tracer cannot see into) is
-//! compiled out under tracing (`build.rs`): per-CPU slots are entered through their spin
-//! lock, the texts' per-core lock (000 §4.1). Both paths write only the calling core's slot
-//! line.
+//! # The restartable sequence
+//!
+//! The default per-CPU entry is a restartable sequence (`percore::rseq`): inline assembly,
+//! which the tracer cannot see into. Under tracing it is not compiled out but replaced by a
+//! stand-in that makes the same memory accesses, recorded in the sequence's order: the
+//! store of the sequence's descriptor and the load of the CPU number in the thread's rseq
+//! area (`rseq.rseq_cs`, `rseq.cpu_id`; a per-thread stand-in area, as the real one is per
+//! thread), the load of the CPU's slot address from the slot table (`PerCore.rseq_table`),
+//! the loads of the slot's owner flags (`Slot.busy`, `Slot.req`) and the commit store to
+//! `Slot.busy`. The kernel's restart is stood in for by an unrecorded compare-and-swap, so
+//! the stand-in is a correct lock. It needs only the remote side's `membarrier`, not glibc's
+//! rseq registration, so a traced build takes the default path wherever `membarrier`
+//! exists ([`per_cpu_fast_path`](crate::percore::per_cpu_fast_path)), and the spin lock
+//! (the texts' per-core lock, 000 §4.1) elsewhere, as the default configuration does. A
+//! slot left in spin mode by a synchronize is entered through its spin lock in both
+//! builds.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -123,6 +155,17 @@ pub fn thread_id() -> usize {
 pub fn record(addr: *const u8, size: usize, kind: AccessKind, label: &'static str) {
     if ACTIVE.try_with(Cell::get).unwrap_or(false) {
         record_slow(addr as usize, size, kind, label);
+    }
+}
+
+/// Records an access of `kind` to the elements of `elements` (nothing if they take no
+/// bytes): heap data behind a cell, such as the entries of a queue log, which the cell's own
+/// record (its `size_of` bytes) does not cover.
+#[inline]
+pub fn record_slice<T>(elements: &[T], kind: AccessKind, label: &'static str) {
+    let size = std::mem::size_of_val(elements);
+    if size > 0 {
+        record(elements.as_ptr().cast(), size, kind, label);
     }
 }
 
