@@ -459,20 +459,20 @@ impl OpLog<CounterLog> {
         }
         // Relaxed, as `append`: a direct object that a stale load calls logged has no slot
         // that holds its log, so the sequence declines.
-        if obj.get().word.load(Ordering::Relaxed) & DIRECT != 0
-            || !d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta)
-        {
+        let seen = obj.get().word.load(Ordering::Relaxed);
+        if obj.updates_direct(seen) {
+            obj.update_direct(delta, seen);
+        } else if !d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
             self.add_declined(delta);
         }
     }
 
-    /// [`OpLog::add`] when the sequence declined (the object is direct, or the slot holds
-    /// another object's log, or is held or being taken): out of line, so that the
-    /// sequence's callers need no registers saved. Not cold: it is every update of a
-    /// direct counter, and most of those of counters that miss the log cache.
+    /// [`OpLog::add`] when the sequence declined (the slot holds another object's log, or
+    /// is held or being taken): out of line, so that the sequence's callers need no
+    /// registers saved. Not cold: it is most updates of counters that miss the log cache.
     #[inline(never)]
     fn add_declined(&self, delta: i64) {
-        self.obj().append(delta);
+        self.obj().append_logged(delta);
     }
 }
 
@@ -557,15 +557,21 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // their lines clean. Relaxed: a stale answer is correct either way (module docs,
         // "Representations").
         let seen = self.get().word.load(Ordering::Relaxed);
-        // An update from inside the object's own `exec` or read closure is logged: it must
-        // not wait for the lock this thread holds, or for its own read. Neither is possible
-        // while the word shows neither the lock nor the bias: this thread's own lock
-        // shows, and a writer that clears the bias under a concurrent read holds the lock
-        // until the read ends.
-        if seen & DIRECT != 0 && (seen & (LOCK | BIAS) == 0 || !reentry::involved(self.id() as usize)) {
+        if self.updates_direct(seen) {
             return self.update_direct(op, seen);
         }
         self.append_logged(op);
+    }
+
+    /// Whether an update that loaded the word `seen` applies in place: the object is direct,
+    /// and the update does not come from inside the object's own `exec` or read closure
+    /// (such an update is logged: it must not wait for the lock this thread holds, or for
+    /// its own read; neither is possible while the word shows neither the lock nor the
+    /// bias: this thread's own lock shows, and a writer that clears the bias under a
+    /// concurrent read holds the lock until the read ends).
+    #[inline(always)]
+    fn updates_direct(self, seen: u64) -> bool {
+        seen & DIRECT != 0 && (seen & (LOCK | BIAS) == 0 || !reentry::involved(self.id() as usize))
     }
 
     /// Appends `op` to this thread's log (module docs, "Update"); hands a full log to the
