@@ -30,39 +30,47 @@ pub struct Lines;
 
 impl Lines {
     /// `layout` widened to whole lines: its size rounded up to a multiple of [`LINE`] and
-    /// its alignment at least [`LINE`].
-    ///
-    /// # Panics
-    /// If the rounded size overflows `isize` (no allocation that large can succeed).
-    pub fn widen(layout: Layout) -> Layout {
-        let size = layout.size().next_multiple_of(LINE);
-        Layout::from_size_align(size, layout.align().max(LINE)).expect("an allocation rounded up to whole lines")
+    /// its alignment at least [`LINE`]; `None` if the rounded size overflows `isize` (no
+    /// allocation that large can succeed).
+    pub fn widen(layout: Layout) -> Option<Layout> {
+        let size = layout.size().checked_next_multiple_of(LINE)?;
+        Layout::from_size_align(size, layout.align().max(LINE)).ok()
     }
 }
 
 // SAFETY: every call passes the system allocator the widened layout, the same one for an
 // allocation's alloc, realloc and dealloc (widening is a function of the caller's layout,
 // which the caller passes back unchanged); a widened layout is at least as large and as
-// aligned as the caller's, so the memory returned satisfies the caller's layout.
+// aligned as the caller's, so the memory returned satisfies the caller's layout. A layout
+// that cannot be widened fails the allocation (null) instead of unwinding, which an
+// allocator must not do.
 unsafe impl GlobalAlloc for Lines {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the widened layout has a non-zero size, as the caller's has.
-        unsafe { System.alloc(Self::widen(layout)) }
+        match Self::widen(layout) {
+            // SAFETY: the widened layout has a non-zero size, as the caller's has.
+            Some(wide) => unsafe { System.alloc(wide) },
+            None => std::ptr::null_mut(),
+        }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as in `alloc`.
-        unsafe { System.alloc_zeroed(Self::widen(layout)) }
+        match Self::widen(layout) {
+            // SAFETY: as in `alloc`.
+            Some(wide) => unsafe { System.alloc_zeroed(wide) },
+            None => std::ptr::null_mut(),
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // `ptr` came from `alloc`, `alloc_zeroed` or `realloc` with this layout, so it widened.
+        let Some(wide) = Self::widen(layout) else { return };
         // SAFETY: `ptr` was allocated by the system allocator with the widened `layout`.
-        unsafe { System.dealloc(ptr, Self::widen(layout)) }
+        unsafe { System.dealloc(ptr, wide) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let old = Self::widen(layout);
-        let new = Self::widen(Layout::from_size_align(new_size, layout.align()).expect("a valid reallocation size"));
+        let wide = Layout::from_size_align(new_size, layout.align()).ok().and_then(Self::widen);
+        let (Some(old), Some(new)) = (Self::widen(layout), wide) else { return std::ptr::null_mut() };
         // SAFETY: `ptr` was allocated by the system allocator with `old`; `new` has the
         // same alignment as `old` and a non-zero size.
         unsafe { System.realloc(ptr, old, new.size()) }
@@ -75,9 +83,17 @@ mod tests {
 
     #[test]
     fn layouts_are_widened_to_whole_aligned_lines() {
-        let l = Lines::widen(Layout::from_size_align(24, 8).unwrap());
+        let l = Lines::widen(Layout::from_size_align(24, 8).unwrap()).unwrap();
         assert_eq!((l.size(), l.align()), (64, 64));
-        let l = Lines::widen(Layout::from_size_align(65, 128).unwrap());
+        let l = Lines::widen(Layout::from_size_align(65, 128).unwrap()).unwrap();
         assert_eq!((l.size(), l.align()), (128, 128));
+    }
+
+    #[test]
+    fn a_layout_that_cannot_be_widened_fails_the_allocation_without_unwinding() {
+        let huge = Layout::from_size_align(isize::MAX as usize - 10, 1).unwrap();
+        assert_eq!(Lines::widen(huge), None);
+        // SAFETY: a non-zero size; a null result is the allocator's failure.
+        assert!(unsafe { Lines.alloc(huge) }.is_null());
     }
 }
