@@ -133,8 +133,14 @@ impl Table {
     #[inline(always)]
     pub(crate) unsafe fn fold<S: Fold>(&self, offset: usize, key: usize, delta: i64) -> bool {
         loop {
-            // SAFETY: as `enter`; the caller guarantees the slot type.
-            match unsafe { try_fold::<S>(self.offset, self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
+            // The table's own offset, from a static (see `RSEQ_OFFSET`).
+            #[cfg(oplog_rseq)]
+            let rseq_offset = RSEQ_OFFSET.load(std::sync::atomic::Ordering::Relaxed);
+            #[cfg(not(oplog_rseq))]
+            let rseq_offset = self.offset;
+            // SAFETY: as `enter`; the caller guarantees the slot type, and `rseq_offset` is
+            // `offset`'s answer, from which this table was built.
+            match unsafe { try_fold::<S>(rseq_offset, self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
                 Folded::Done => return true,
                 Folded::Declined => return false,
                 Folded::Aborted => {}
@@ -171,9 +177,18 @@ pub(crate) fn offset() -> Option<isize> {
             return None;
         }
         crate::primitive::barrier::use_rseq_variant();
+        // Before any table exists (tables are built from this answer, which the once-lock
+        // publishes), so every reader of `RSEQ_OFFSET` sees it.
+        RSEQ_OFFSET.store(offset, std::sync::atomic::Ordering::Relaxed);
         Some(offset)
     })
 }
+
+/// [`offset`]'s answer where it is `Some`, for the folded sequence: a load from a static
+/// does not wait for the loads that lead to a table (object, domain, table), so the CPU
+/// number can be read at once.
+#[cfg(oplog_rseq)]
+static RSEQ_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
 
 /// Under tracing: `Some(0)` (the stand-in has no rseq area to find) where the remote side's
 /// barrier exists ([`barrier::init`](crate::primitive::barrier::init)), so the stand-in is
