@@ -78,8 +78,6 @@ pub(crate) enum Enter {
 
 /// The slot addresses of a per-CPU `PerCore` for the fast path.
 pub(crate) struct Table {
-    /// Offset of the rseq area from the thread pointer.
-    offset: isize,
     /// Address of each CPU's first slot; each slot starts with its [`OwnerLock`].
     pub(super) bases: Box<[*const u8]>,
 }
@@ -96,7 +94,7 @@ impl Table {
     /// [`OwnerLock`]), if restartable sequences are usable here. The slots must outlive the
     /// table.
     pub(crate) fn new(bases: Box<[*const u8]>) -> Option<Self> {
-        offset().map(|offset| Table { offset, bases })
+        offset().map(|_| Table { bases })
     }
 
     /// Tries to enter the slot `offset` bytes past the calling CPU's first slot until the
@@ -111,7 +109,7 @@ impl Table {
         loop {
             // SAFETY: `bases` holds each CPU's first slot of arrays that outlive `self`, and
             // callers keep `offset` inside every array, so each `base + offset` is a live slot.
-            match unsafe { try_enter(self.offset, self.bases.as_ptr(), self.bases.len(), offset) } {
+            match unsafe { try_enter(area_offset(), self.bases.as_ptr(), self.bases.len(), offset) } {
                 // A thread preempted inside its operation on this CPU.
                 Enter::Busy(_) => backoff.snooze(),
                 Enter::Aborted => {}
@@ -133,14 +131,8 @@ impl Table {
     #[inline(always)]
     pub(crate) unsafe fn fold<S: Fold>(&self, offset: usize, key: usize, delta: i64) -> bool {
         loop {
-            // The table's own offset, from a static (see `RSEQ_OFFSET`).
-            #[cfg(oplog_rseq)]
-            let rseq_offset = RSEQ_OFFSET.load(std::sync::atomic::Ordering::Relaxed);
-            #[cfg(not(oplog_rseq))]
-            let rseq_offset = self.offset;
-            // SAFETY: as `enter`; the caller guarantees the slot type, and `rseq_offset` is
-            // `offset`'s answer, from which this table was built.
-            match unsafe { try_fold::<S>(rseq_offset, self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
+            // SAFETY: as `enter`; the caller guarantees the slot type.
+            match unsafe { try_fold::<S>(area_offset(), self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
                 Folded::Done => return true,
                 Folded::Declined => return false,
                 Folded::Aborted => {}
@@ -184,11 +176,21 @@ pub(crate) fn offset() -> Option<isize> {
     })
 }
 
-/// [`offset`]'s answer where it is `Some`, for the folded sequence: a load from a static
-/// does not wait for the loads that lead to a table (object, domain, table), so the CPU
-/// number can be read at once.
+/// [`offset`]'s answer where it is `Some`, set before any table exists.
 #[cfg(oplog_rseq)]
 static RSEQ_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+/// The offset of the calling thread's rseq area, for a sequence on a table (which exists only
+/// where [`offset`] found one). Read from a static rather than from the table, so the CPU
+/// number's load does not wait for the loads that lead to the table (object, domain,
+/// table). The stand-in under tracing has no area: 0.
+#[inline(always)]
+fn area_offset() -> isize {
+    #[cfg(oplog_rseq)]
+    return RSEQ_OFFSET.load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(oplog_rseq))]
+    return 0;
+}
 
 /// Under tracing: `Some(0)` (the stand-in has no rseq area to find) where the remote side's
 /// barrier exists ([`barrier::init`](crate::primitive::barrier::init)), so the stand-in is
@@ -196,6 +198,43 @@ static RSEQ_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIs
 #[cfg(oplog_trace)]
 pub(crate) fn offset() -> Option<isize> {
     crate::primitive::barrier::init().then_some(0)
+}
+
+/// The start of every sequence here, as `asm!` text: the sequence's descriptor (label 8, in
+/// section `__rseq_cs`: it starts at label 2, commits with the instruction before label 3,
+/// and aborts to label 4) stored in the thread's rseq area (`{off}` from the thread
+/// pointer); then, inside the sequence, the calling CPU's number into `{cpu}` (jumping to
+/// label 5 when it is not below `{n}`) and the address of its slot, `{offset}` bytes past
+/// `{bases}[cpu]`, into `{tmp}`.
+#[cfg(oplog_rseq)]
+macro_rules! sequence_start {
+    () => {
+        concat!(
+            ".pushsection __rseq_cs, \"aw\"\n",
+            ".balign 32\n",
+            "8:\n",
+            ".long 0, 0\n",
+            ".quad 2f, 3f - 2f, 4f\n",
+            ".popsection\n",
+            "lea {tmp}, [rip + 8b]\n",
+            "mov qword ptr fs:[{off} + 8], {tmp}\n",
+            "2:\n",
+            "mov {cpu:e}, dword ptr fs:[{off} + 4]\n",
+            "cmp {cpu}, {n}\n",
+            "jae 5f\n",
+            "mov {tmp}, qword ptr [{bases} + {cpu} * 8]\n",
+            "add {tmp}, {offset}\n",
+        )
+    };
+}
+
+/// Label 4, where the kernel resumes an aborted sequence, as `asm!` text: preceded by the
+/// signature (`{sig}`) it checks in the four bytes before an abort handler.
+#[cfg(oplog_rseq)]
+macro_rules! abort_handler {
+    () => {
+        concat!(".byte 0x0f, 0xb9, 0x3d\n", ".long {sig}\n", "4:\n")
+    };
 }
 
 /// Tries to take the slot at byte offset `slot_offset` of the calling CPU's cache, where
@@ -216,20 +255,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
     // The only store inside is the final commit to `busy`.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "8:",
-            ".long 0, 0",
-            ".quad 2f, 3f - 2f, 4f",
-            ".popsection",
-            "lea {tmp}, [rip + 8b]",
-            "mov qword ptr fs:[{off} + 8], {tmp}",
-            "2:",
-            "mov {cpu:e}, dword ptr fs:[{off} + 4]",
-            "cmp {cpu}, {n}",
-            "jae 5f",
-            "mov {tmp}, qword ptr [{bases} + {cpu} * 8]",
-            "add {tmp}, {offset}",
+            sequence_start!(),
             "cmp byte ptr [{tmp} + {busy}], 0",
             "jne 6f",
             "cmp byte ptr [{tmp} + {req}], 0",
@@ -238,9 +264,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
             "3:",
             "xor {st:e}, {st:e}",
             "jmp 9f",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long {sig}",
-            "4:",
+            abort_handler!(),
             "mov {st:e}, 3",
             "jmp 9f",
             "5:",
@@ -303,20 +327,7 @@ unsafe fn try_fold<S: Fold>(
     // sequence are the count's increment and the final commit.
     unsafe {
         core::arch::asm!(
-            ".pushsection __rseq_cs, \"aw\"",
-            ".balign 32",
-            "8:",
-            ".long 0, 0",
-            ".quad 2f, 3f - 2f, 4f",
-            ".popsection",
-            "lea {tmp}, [rip + 8b]",
-            "mov qword ptr fs:[{off} + 8], {tmp}",
-            "2:",
-            "mov {tmp:e}, dword ptr fs:[{off} + 4]",
-            "cmp {tmp}, {n}",
-            "jae 5f",
-            "mov {tmp}, qword ptr [{bases} + {tmp} * 8]",
-            "add {tmp}, {offset}",
+            sequence_start!(),
             "cmp byte ptr [{tmp} + {busy}], 0",
             "jne 5f",
             "cmp byte ptr [{tmp} + {req}], 0",
@@ -330,9 +341,7 @@ unsafe fn try_fold<S: Fold>(
             "3:",
             "xor {st:e}, {st:e}",
             "jmp 9f",
-            ".byte 0x0f, 0xb9, 0x3d",
-            ".long {sig}",
-            "4:",
+            abort_handler!(),
             "mov {st:e}, 2",
             "jmp 9f",
             "5:",
@@ -344,6 +353,7 @@ unsafe fn try_fold<S: Fold>(
             offset = in(reg) slot_offset,
             key = in(reg) key,
             delta = in(reg) delta,
+            cpu = out(reg) _,
             tmp = out(reg) _,
             st = out(reg) status,
             busy = const BUSY,
