@@ -60,6 +60,23 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
+/// Spawns a thread on CPU 1 that runs `update`, raises the returned flag (release), then
+/// runs `after`: a thread that sees the flag raised knows `update` completed.
+fn update_on_cpu_1(
+    update: impl FnOnce() + Send + 'static,
+    after: impl FnOnce() + Send + 'static,
+) -> (thread::JoinHandle<()>, Arc<AtomicBool>) {
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    let writer = thread::spawn(move || {
+        set_current_cpu(1);
+        update();
+        flag.store(true, Ordering::Release);
+        after();
+    });
+    (writer, done)
+}
+
 fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
     Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1)).unwrap()
 }
@@ -320,15 +337,9 @@ fn concurrent_read_against_a_writer() {
                 .unwrap();
             let c = Arc::new(Counter::with_domain(&d, 0));
             assert_eq!(c.read(), 0, "a read through the lock biases the object");
-            let done = Arc::new(AtomicBool::new(false));
-            let writer = {
-                let (c, done) = (c.clone(), done.clone());
-                thread::spawn(move || {
-                    set_current_cpu(1);
-                    c.inc();
-                    done.store(true, Ordering::Release);
-                    assert_eq!(c.read(), 1);
-                })
+            let (writer, done) = {
+                let (c1, c2) = (c.clone(), c.clone());
+                update_on_cpu_1(move || c1.inc(), move || assert_eq!(c2.read(), 1))
             };
             let completed = done.load(Ordering::Acquire);
             let seen = c.read();
@@ -351,14 +362,9 @@ fn direct_updates_race_each_other_and_a_read() {
             Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct))
                 .unwrap();
         let c = Arc::new(Counter::with_domain(&d, 0));
-        let done = Arc::new(AtomicBool::new(false));
-        let writer = {
-            let (c, done) = (c.clone(), done.clone());
-            thread::spawn(move || {
-                set_current_cpu(1);
-                c.inc();
-                done.store(true, Ordering::Release);
-            })
+        let (writer, done) = {
+            let c = c.clone();
+            update_on_cpu_1(move || c.inc(), || {})
         };
         c.add(2);
         let completed = done.load(Ordering::Acquire);
@@ -478,15 +484,9 @@ fn an_owner_applies_its_own_full_log() {
         .unwrap();
         let o = Arc::new(OpLog::with_domain(&d, 0u64));
         assert_eq!(o.read(|s| *s), 0, "a read through the lock biases the object");
-        let done = Arc::new(AtomicBool::new(false));
-        let writer = {
-            let (o, done) = (o.clone(), done.clone());
-            thread::spawn(move || {
-                set_current_cpu(1);
-                o.update(AddAlone(1));
-                done.store(true, Ordering::Release);
-                o.update(AddAlone(2));
-            })
+        let (writer, done) = {
+            let (o1, o2) = (o.clone(), o.clone());
+            update_on_cpu_1(move || o1.update(AddAlone(1)), move || o2.update(AddAlone(2)))
         };
         let completed = done.load(Ordering::Acquire);
         let first = o.read(|s| *s);
