@@ -35,9 +35,9 @@
 //! | `eviction_races_an_update_and_a_synchronize` | a log-cache miss evicting a victim's log (applied or backlogged, its core bit cleared) while another core updates the victim and a third thread synchronizes it |
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
-//!
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
+//! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
@@ -59,7 +59,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
 /// Spawns a thread on CPU 1 that runs `update`, raises the returned flag (release), then
 /// runs `after`: a thread that sees the flag raised knows `update` completed.
 fn update_on_cpu_1(
@@ -77,6 +76,7 @@ fn update_on_cpu_1(
     (writer, done)
 }
 
+/// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
 fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
     Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1)).unwrap()
 }
@@ -371,6 +371,41 @@ fn direct_updates_race_each_other_and_a_read() {
         let seen = c.read();
         let want: &[i64] = if completed { &[3] } else { &[2, 3] };
         assert!(want.contains(&seen), "read {seen} (increment completed: {completed})");
+        writer.join().unwrap();
+        assert_eq!(c.read(), 3);
+    });
+}
+
+/// A direct update of a counter does not apply what is logged first (its deltas commute,
+/// `LogKind::APPLY_ALONE`): a log left in CPU 1's slot by an update that found the lock
+/// taken stays there while another direct update races a read, which must still see it,
+/// and sees every update that completed before it began.
+#[test]
+fn a_direct_update_leaves_logs_to_the_read() {
+    loom_model("a_direct_update_leaves_logs_to_the_read", 3, || {
+        let d =
+            Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct))
+                .unwrap();
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        {
+            // The object lock is taken: an update from CPU 1 logs itself.
+            let _held = c.as_oplog().synchronize();
+            let c = c.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                c.inc();
+            })
+            .join()
+            .unwrap();
+        }
+        let (writer, done) = {
+            let c = c.clone();
+            update_on_cpu_1(move || c.add(2), || {})
+        };
+        let completed = done.load(Ordering::Acquire);
+        let seen = c.read();
+        let want: &[i64] = if completed { &[3] } else { &[1, 3] };
+        assert!(want.contains(&seen), "read {seen} (direct add completed: {completed})");
         writer.join().unwrap();
         assert_eq!(c.read(), 3);
     });
