@@ -138,8 +138,12 @@
 //!   instruction), plus the updates that found the
 //!   lock taken and logged themselves (counted by whoever applies them; not for kinds
 //!   whose logs may be applied alone, whose reads may find logs from before the switch);
-//!   the second read in a row that finds the weight at `TO_LOGGED` (4) or more switches back to logged,
-//!   and so does the update that brings it to `WEIGHT_MAX` (31) without a read between.
+//!   the second read in a row that finds the weight at `TO_LOGGED` (4) or more switches
+//!   back to logged, and so does the update that brings it to `WEIGHT_MAX` (31) without a
+//!   read between, unless the updating core's log-cache slot for the object holds another
+//!   object's log (logging would evict it at once, and the evictions would switch the
+//!   object back: with more hot objects than slots, a switch every ~35 updates); then the
+//!   count restarts.
 //!
 //! So an object updated by a single thread is direct whatever its mix: logging saves one
 //! core no more than its lock, and a direct update costs less than a push (measured with
@@ -1069,8 +1073,27 @@ impl<'a, L: LogKind> Obj<'a, L> {
         #[allow(clippy::drop_non_drop)]
         drop(state);
         let adaptive = self.domain().representation == Representation::Adaptive;
-        lock.release(count_direct_update(seen, thread_tag(), 0, adaptive));
+        let mut want = count_direct_update(seen, thread_tag(), 0, adaptive);
+        if want & DIRECT == 0 {
+            want = self.back_to_logged(want);
+        }
+        lock.release(want);
         Ok(())
+    }
+
+    /// The word `want` that a direct update's unlock leaves when its count of changes of
+    /// updater switches the object back to logged ([`count_direct_update`]), unless the
+    /// calling core's log-cache slot for the object holds another object's log: logging
+    /// would evict that log at once (the hot objects outnumber the cache's slots), and the
+    /// next evictions would switch it to direct again. Then the object stays direct, with
+    /// its count restarted (module docs, "Representations"). The object lock is held.
+    #[cold]
+    #[inline(never)]
+    fn back_to_logged(self, want: u64) -> u64 {
+        let d = self.domain();
+        let Some(core) = d.slots.caller_core() else { return want };
+        let published = d.slots.published(core, self.slot_index(d.slot_mask));
+        if published != 0 && published != self.id() as usize { want | DIRECT } else { want }
     }
 
     /// A direct update that could not take the fast path: something is logged or read
@@ -1744,7 +1767,11 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         };
         if self.count_direct_update {
             let adaptive = self.obj.domain().representation == Representation::Adaptive;
+            let direct = want & DIRECT;
             want = count_direct_update(want, thread_tag(), self.logged_updates, adaptive);
+            if direct & !want != 0 {
+                want = self.obj.back_to_logged(want);
+            }
         }
         if self.bias {
             want |= BIAS;
