@@ -81,6 +81,11 @@ fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
     Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1)).unwrap()
 }
 
+/// A per-CPU counter domain with two CPUs and one slot per cache, pinned to `representation`.
+fn pinned_counter_domain(representation: Representation) -> Arc<Domain<CounterLog>> {
+    Domain::new(Config::per_cpu().cpus(2).cache_slots(1).representation(representation)).unwrap()
+}
+
 #[test]
 fn slot_lock_owner_and_remote() {
     loom_model("slot_lock_owner_and_remote", 3, || {
@@ -333,8 +338,7 @@ fn counter_read_sees_completed_updates() {
 fn concurrent_read_against_a_writer() {
     for representation in [Representation::Logged, Representation::Direct] {
         loom_model("concurrent_read_against_a_writer", 3, move || {
-            let d = Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(representation))
-                .unwrap();
+            let d = pinned_counter_domain(representation);
             let c = Arc::new(Counter::with_domain(&d, 0));
             assert_eq!(c.read(), 0, "a read through the lock biases the object");
             let (writer, done) = {
@@ -358,9 +362,7 @@ fn concurrent_read_against_a_writer() {
 #[test]
 fn direct_updates_race_each_other_and_a_read() {
     loom_model("direct_updates_race_each_other_and_a_read", 3, || {
-        let d =
-            Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct))
-                .unwrap();
+        let d = pinned_counter_domain(Representation::Direct);
         let c = Arc::new(Counter::with_domain(&d, 0));
         let (writer, done) = {
             let c = c.clone();
@@ -383,9 +385,7 @@ fn direct_updates_race_each_other_and_a_read() {
 #[test]
 fn a_direct_update_leaves_logs_to_the_read() {
     loom_model("a_direct_update_leaves_logs_to_the_read", 3, || {
-        let d =
-            Domain::<CounterLog>::new(Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct))
-                .unwrap();
+        let d = pinned_counter_domain(Representation::Direct);
         let c = Arc::new(Counter::with_domain(&d, 0));
         {
             // The object lock is taken: an update from CPU 1 logs itself.

@@ -730,6 +730,24 @@ mod tests {
         }
     }
 
+    /// A thread pinned to `cpu` (where it can be) that enters `pc`'s slots 0 and 1 in turn,
+    /// `n` times, adding 1 each time (the owner side of the remote-taker tests, whose
+    /// remote sides add `1 << 32`).
+    fn enter_pinned<'s>(s: &'s std::thread::Scope<'s, '_>, pc: &'s PerCore<u64>, cpu: usize, n: u64) {
+        s.spawn(move || {
+            let _ = ordo::cpu::pin_current_thread(cpu);
+            for i in 0..n {
+                *pc.enter((i % 2) as usize) += 1;
+            }
+        });
+    }
+
+    /// The owner entries counted in `pc`'s slots: the sum's low 32 bits (remote takers add
+    /// above them).
+    fn owner_entries(mut pc: PerCore<u64>) -> u64 {
+        pc.iter_mut().map(|(_, _, v)| *v).sum::<u64>() & 0xffff_ffff
+    }
+
     /// Remote takers of one CPU's slot at a time (the barrier aimed at that CPU) and of every
     /// slot (the process-wide barrier), two of each at once (sharing barriers), against
     /// owners entering their CPU's slots: no entry is lost or doubled.
@@ -742,13 +760,7 @@ mod tests {
         let pc = PerCore::new(CoreMode::PerCpu, cores, 2, true, |_, _| 0u64);
         std::thread::scope(|s| {
             for t in 0..2 {
-                let (pc, cpu) = (&pc, cpus[t % cpus.len()]);
-                s.spawn(move || {
-                    let _ = ordo::cpu::pin_current_thread(cpu);
-                    for i in 0..N {
-                        *pc.enter((i % 2) as usize) += 1;
-                    }
-                });
+                enter_pinned(s, &pc, cpus[t % cpus.len()], N);
             }
             for r in 0..2 {
                 let (pc, cpus) = (&pc, &cpus);
@@ -770,10 +782,7 @@ mod tests {
                 });
             }
         });
-        let mut pc = pc;
-        let total: u64 = pc.iter_mut().map(|(_, _, v)| *v).sum();
-        // Remote additions live above bit 32, owner entries below.
-        assert_eq!(total & 0xffff_ffff, 2 * N, "every owner entry counted once: {total:#x}");
+        assert_eq!(owner_entries(pc), 2 * N, "every owner entry counted once");
     }
 
     /// A remote taker that runs on the CPU whose slots it takes sends that CPU no barrier
@@ -790,13 +799,7 @@ mod tests {
         let pc = PerCore::new(CoreMode::PerCpu, cores, 2, true, |_, _| 0u64);
         std::thread::scope(|s| {
             for cpu in [here, here, there] {
-                let pc = &pc;
-                s.spawn(move || {
-                    let _ = ordo::cpu::pin_current_thread(cpu);
-                    for i in 0..N {
-                        *pc.enter((i % 2) as usize) += 1;
-                    }
-                });
+                enter_pinned(s, &pc, cpu, N);
             }
             let pc = &pc;
             s.spawn(move || {
@@ -811,9 +814,7 @@ mod tests {
                 }
             });
         });
-        let mut pc = pc;
-        let total: u64 = pc.iter_mut().map(|(_, _, v)| *v).sum();
-        assert_eq!(total & 0xffff_ffff, 3 * N, "every owner entry counted once: {total:#x}");
+        assert_eq!(owner_entries(pc), 3 * N, "every owner entry counted once");
     }
 
     #[test]
