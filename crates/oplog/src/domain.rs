@@ -49,8 +49,9 @@ pub enum Representation {
     /// scalable updates; reads pay a synchronize.
     Logged,
     /// Updates are applied in place under the object lock, like a mutex around the type:
-    /// for read-heavy or single-core phases. An update that finds the lock taken logs
-    /// itself instead of waiting (applied first by the next synchronize or direct update).
+    /// for read-heavy or single-core phases. An update that finds the lock taken spins
+    /// briefly, as a mutex does before it sleeps, then logs itself instead of waiting
+    /// longer (applied first by the next synchronize or direct update).
     Direct,
 }
 

@@ -15,7 +15,7 @@
 //! Cells are claimed with a compare-and-swap: two readers on one CPU whose objects share a
 //! column, or a reader that migrated, find the cell taken and read through the lock.
 
-use crate::primitive::{AtomicUsize, current_cpu};
+use crate::primitive::{AtomicUsize, current_cpu, fold_cpu};
 use crossbeam_utils::CachePadded;
 
 /// Cells per CPU: one 64-byte line of them.
@@ -44,7 +44,7 @@ impl Readers {
     /// The cell of column `key` in the calling CPU's row.
     #[inline]
     pub(crate) fn cell(&self, key: usize) -> &AtomicUsize {
-        self.cell_of(current_cpu() % self.cpus.len(), key)
+        self.cell_of(fold_cpu(current_cpu(), self.cpus.len()), key)
     }
 
     /// The cell of column `key` in row `cpu`.

@@ -429,9 +429,9 @@ fn fault_a_reader_synchronizes_continuously_while_writers_run() {
 }
 
 /// Updates from other threads continue while a reader holds the object's `Synced` guard,
-/// in every representation: a direct update that finds the lock taken logs itself
-/// instead of waiting (before, it waited, and a thread that joined the updater while
-/// holding the guard hung).
+/// in every representation: a direct update that finds the lock taken spins briefly, then
+/// logs itself instead of waiting longer (before it logged, it waited, and a thread that
+/// joined the updater while holding the guard hung).
 #[test]
 fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
     use oplog::Representation::{Adaptive, Direct, Logged};

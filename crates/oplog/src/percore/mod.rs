@@ -37,7 +37,7 @@ mod threads;
 
 pub use lock::{Held, OwnerLock, SPIN_MODE_ENTRIES, SpinLock};
 
-use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu};
+use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
 use crossbeam_utils::CachePadded;
 use smallvec::SmallVec;
 use std::fmt;
@@ -261,7 +261,7 @@ impl<S> PerCore<S> {
     /// a thread may migrate at once.
     pub fn caller_core(&self) -> Option<usize> {
         match self.mode {
-            CoreMode::PerCpu => Some(current_cpu() % self.cpus.len()),
+            CoreMode::PerCpu => Some(fold_cpu(current_cpu(), self.cpus.len())),
             CoreMode::PerThread => threads::claimed(self.pool_id),
         }
     }
@@ -395,9 +395,8 @@ impl<S: Send> PerCore<S> {
     /// Slot `index` of CPU `cpu`, folding CPU ids beyond the table (hot plug) onto it.
     #[inline(always)]
     fn cpu_slot(&self, cpu: usize, index: usize) -> (usize, &Slot<S>) {
-        let n = self.cpus.len();
-        let core = if cpu < n { cpu } else { cpu % n };
-        // SAFETY: core < n = cpus.len().
+        let core = fold_cpu(cpu, self.cpus.len());
+        // SAFETY: core < cpus.len().
         let slots = unsafe { self.cpus.get_unchecked(core) };
         trace_table(slots, "PerCore.cpus");
         // SAFETY: `enter` checked index < slots_per_core, every array's length.

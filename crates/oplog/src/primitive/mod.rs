@@ -447,6 +447,13 @@ macro_rules! thread_local_const {
 
 pub(crate) use thread_local_const;
 
+/// `cpu` folded onto a table of `n` rows (CPU ids beyond it, after hot plug, share rows):
+/// `cpu % n`, without the division in the common case.
+#[inline(always)]
+pub fn fold_cpu(cpu: usize, n: usize) -> usize {
+    if cpu < n { cpu } else { cpu % n }
+}
+
 /// The CPU the calling thread runs on (a hint: it may migrate at once).
 #[cfg(not(any(loom, oplog_trace)))]
 #[inline(always)]
