@@ -25,14 +25,16 @@
 //! `oplog-bench read-mix --threads 1,2` times the default, each pinned representation and
 //! `Mutex`, `RwLock` and `node-replication` on a 64-counter table at 0–100 % updates, records
 //! the representation the default ended in, and opens with a verdict naming the fastest at
-//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-25) the
-//! default ran at 0.52–0.79x the best of those baselines on one thread, where it goes direct
+//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-26) the
+//! default ran at 0.60–0.82x the best of those baselines on one thread, where it goes direct
 //! at every mix but read-only (a `Mutex` is a lock and an unlock; a direct update adds the
-//! policy's bookkeeping), and at 0.38–0.76x on two threads from 0 to 90 % updates, where
-//! reads come often enough that the object's lines move with them whatever the
-//! representation. At 99–100 % updates on two threads it reached 2.3–4.2x the best baseline
-//! while the host ran a contended `Mutex` at 25–35M ops/s, and 0.75–1.3x in hours when the
-//! host ran it at 65–85M. The open issue on read/update mixes tracks the gap. Pin a
+//! policy's bookkeeping and the re-entry check), and on two threads at 0.82–1.17x from 0 to
+//! 10 % updates and 0.66–0.67x at 50 and 90 %, where reads come often enough that the
+//! object's lines move with them whatever the representation. At 99–100 % updates on two
+//! threads it reached 2.0–2.5x the best baseline (the host is bimodal there: other runs gave
+//! 0.75–1.3x in hours when it ran a contended `Mutex` at 65–85M ops/s). On a 16-core Xeon
+//! mixes of 1–50 % updates at 8–16 threads reach only 0.17–0.47x `node-replication`, whose
+//! readers read a local replica. The open issue on read/update mixes tracks the gap. Pin a
 //! representation for the whole domain with [`Config::representation`] when you know the
 //! mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
