@@ -280,7 +280,7 @@ pub struct OpLog<L: LogKind> {
 }
 
 /// The part of an object that never moves (an entry of its domain's slab). Its domain is
-/// the slab's owner ([`Shared::domain`]); each object holds one strong count of it.
+/// the slab's owner ([`Obj::domain`]); each object holds one strong count of it.
 pub(crate) struct Shared<L: LogKind> {
     /// [`LOCK`], [`DIRECT`], [`BIAS`], the policy's score and the core mask (module docs,
     /// "The object's word").
@@ -477,29 +477,26 @@ impl OpLog<CounterLog> {
     /// restartable sequences and the calling CPU's slot holds the counter's log, the delta
     /// is folded into it in one sequence, without taking the slot (`percore`'s
     /// `PerCore::fold`: the fast path of "Update, logged" with no store to the slot's
-    /// flags); every other case takes [`OpLog::update`]'s path. Only the logged paths are
-    /// inline (a counter's update is in its caller's loop): the direct one, inline, made
-    /// `oplog-bench counter`'s per-CPU increments 12–20 % slower, measured.
+    /// flags); every other case takes [`OpLog::update`]'s path. The direct update is inline
+    /// too: called out of line, one thread updating 65,536 counters ran 25–30 % slower
+    /// (55M against 80M updates/s, 2-core host, measured several times; the cause was not
+    /// found), while the per-CPU increments of one hot counter ran at most 12 % faster, a
+    /// difference the 16-core machine did not confirm.
     #[inline(always)]
     pub(crate) fn add(&self, delta: i64) {
         let obj = self.obj();
         let d = obj.domain();
+        if !d.slots.folds() {
+            return obj.append(delta);
+        }
         // Relaxed, as `append`: a direct object that a stale load calls logged has no slot
         // that holds its log, so the sequence declines.
         let seen = obj.get().word.load(Ordering::Relaxed);
         if obj.updates_direct(seen) {
-            self.add_direct(delta, seen);
-        } else if !d.slots.folds() {
-            obj.append_logged(delta);
+            obj.update_direct(delta, seen);
         } else if !d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
             self.add_declined(delta);
         }
-    }
-
-    /// [`OpLog::add`] of a direct counter: out of line, as [`OpLog::add_declined`].
-    #[inline(never)]
-    fn add_direct(&self, delta: i64, seen: u64) {
-        self.obj().update_direct(delta, seen);
     }
 
     /// [`OpLog::add`] when the sequence declined (the slot holds another object's log, or
@@ -1163,11 +1160,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Spins up to [`BRIEF_WAIT_SPINS`] times for the lock of a direct object, and takes
     /// it; `false` if it stayed taken, the object went back to logged, or the calling
     /// thread holds or reads this object (it would wait for itself). Measured against
-    /// logging at once, at two threads (read-mix's table, `oplog-bench read-mix`'s probe,
-    /// this 2-core host, 2026-11-26): 50 % updates 18.5–19.8M → 23.1–25.3M ops/s, 10 %
-    /// 40–59M → 43–65M: an update logged while the lock was taken makes the next read
-    /// gather every core's log under the lock, which keeps the lock longer and makes more
-    /// updates log.
+    /// logging at once, with two threads each mixing reads and updates of one object
+    /// holding `read-mix`'s table (2-core host, 2026-11-26, three runs each): 50 % updates
+    /// 18.5–19.8M → 23.1–25.3M ops/s, 10 % 40–59M → 43–65M; `oplog-bench read-mix` at two
+    /// threads and 50 % went from 8.5–15.7M to 23–24M with the rest of that change. An
+    /// update logged while the lock was taken makes the next read gather every core's log
+    /// under the lock, which keeps the lock longer and makes more updates log.
     #[inline(never)]
     fn lock_briefly(self) -> bool {
         if reentry::involved(self.id() as usize) {
