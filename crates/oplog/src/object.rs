@@ -1086,19 +1086,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// unlock asks the domain whether the object adapts, and its slot whether to stay.
     #[inline(never)]
     fn update_direct_counted(self, op: L::Op, seen: u64) {
-        let mut want = count_direct_update(seen, thread_tag(), 0, true);
+        let tag = thread_tag();
+        let mut want = count_direct_update(seen, tag, 0, true);
         if want & DIRECT == 0 && self.domain().representation != Representation::Adaptive {
-            want = count_direct_update(seen, thread_tag(), 0, false);
+            want = count_direct_update(seen, tag, 0, false);
         }
-        let op = if seen & direct_fast_blockers::<L>() == 0 && want & DIRECT != 0 {
-            match self.update_direct_fast(op, seen, want) {
-                Ok(()) => return,
-                Err(op) => op,
-            }
-        } else {
-            op
-        };
-        self.update_direct_slow(op, seen);
+        let fast = seen & direct_fast_blockers::<L>() == 0 && want & DIRECT != 0;
+        let done = if fast { self.update_direct_fast(op, seen, want) } else { Err(op) };
+        if let Err(op) = done {
+            self.update_direct_slow(op, seen);
+        }
     }
 
     /// A direct update of an object whose word `seen` shows none of
