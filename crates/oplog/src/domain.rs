@@ -6,7 +6,7 @@
 
 use crate::cache_stats::{CacheCounters, CacheStats};
 use crate::log::LogKind;
-use crate::object::Shared;
+use crate::object::{Shared, Thresholds};
 use crate::pending::Pending;
 use crate::readers::Readers;
 
@@ -258,6 +258,8 @@ pub struct Domain<L: LogKind> {
     pub(crate) commit_wait: bool,
     /// How objects hold their updates.
     pub(crate) representation: Representation,
+    /// The adaptive policy's thresholds for this domain's slots.
+    pub(crate) thresholds: Thresholds,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `slot`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -326,6 +328,7 @@ impl<L: LogKind> Domain<L> {
             return Err(ConfigError::CacheTooLarge { cores: eager, cache_slots, bytes });
         }
         let slots = PerCore::new(core_mode, cores, cache_slots, rseq, |_, _| SlotData::default());
+        let thresholds = Thresholds::new(slots.owner_fast_path());
         Ok(Arc::new(Domain {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
             mode,
@@ -334,6 +337,7 @@ impl<L: LogKind> Domain<L> {
             backlog_limit: 2 * ncpus.clamp(4, 64),
             commit_wait: L::ORDERED && (commit_wait || !clock.raw_order_is_causal()),
             representation,
+            thresholds,
             clock,
             slots,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),

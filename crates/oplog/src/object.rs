@@ -89,7 +89,8 @@
 //! from before the switch, or from updates that read the representation just before it,
 //! come first), applies the operation in place ([`LogKind::exec`]) and unlocks: a mutex,
 //! except that an update that finds the lock taken spins for it only briefly
-//! (`BRIEF_WAIT_SPINS`, about what a `std` mutex spins before it sleeps), then logs itself
+//! (`BRIEF_WAIT_STEPS` polls with exponential backoff, 63 spin-loop hints, about what a
+//! `std` mutex spins before it sleeps), then logs itself
 //! as in the logged representation instead of waiting longer, so updates continue while a
 //! reader holds a [`Synced`] guard, whatever the representation. (Logging at once, without
 //! the spin, measured slower at two threads: an update logged while the lock is taken makes
@@ -124,8 +125,9 @@
 //! moved by what its lock holders observe (reads, flushes of full logs, evictions, direct
 //! updates), with hysteresis, never by a write on the logged update path:
 //!
-//! * logged: a read that finds fewer than `SMALL_BATCH` (2) operations logged since the
-//!   last synchronize, or only operations of the reader's own core that local absorption
+//! * logged: a read that finds a small batch logged since the last synchronize (fewer
+//!   than 2 operations, or 16 where taking another core's log sends a barrier:
+//!   `Thresholds`, below), or only operations of the reader's own core that local absorption
 //!   did not shrink, raises the score; so does a full log applied by its owner while no
 //!   other core logs the object; `TO_DIRECT` (4) such observations in a row switch the
 //!   object to direct; a read or flush that finds other cores' operations (a consumer
@@ -144,8 +146,8 @@
 //!   instruction), plus the updates that found the
 //!   lock taken and logged themselves (counted by whoever applies them; not for kinds
 //!   whose logs may be applied alone, whose reads may find logs from before the switch);
-//!   the second read in a row that finds the weight at `TO_LOGGED` (4) or more switches
-//!   back to logged, and so does the update that brings it to `WEIGHT_MAX` (31) without a
+//!   the second read in a row that finds the weight at 4 or more (8 with barriers)
+//!   switches back to logged, and so does the update that brings it to `WEIGHT_MAX` (31) without a
 //!   read between, unless the updating core's log-cache slot for the object holds another
 //!   object's log (logging would evict it at once, and the evictions would switch the
 //!   object back: with more hot objects than slots, a switch every ~35 updates); then the
@@ -156,8 +158,16 @@
 //! `read-mix` at one thread, 2026-11-25: direct 139M updates/s, logged 90M, at 100 %
 //! updates). Updates from several threads move the object's lines at every direct update,
 //! so an object they share is direct only while reads come about as often as updates
-//! (fewer than about four changes of updater between reads). Both directions need the
-//! signal twice or more in a row, against flapping. A switch
+//! (fewer than about four changes of updater between reads, eight with barriers). Both
+//! directions need the signal twice or more in a row, against flapping.
+//!
+//! The two thresholds (`Thresholds`) are fixed per domain by what a read pays to take
+//! another core's log. With a lock alone, a read that gathers two operations has paid for
+//! itself. Where the taking sends that core a barrier (the default slots: per-CPU with
+//! restartable sequences, or per-thread with asymmetric fences), a read costs microseconds,
+//! and logging pays only for larger batches: at two threads and 90 % updates the object
+//! used to stay logged, its reads each paying a barrier for a handful of operations, at
+//! two thirds of a `Mutex`'s throughput. A switch
 //! costs nothing beyond the read's own lock and unlock; a switch to direct also gives up
 //! the object's slots (above), unless its logs may be applied alone.
 //! [`OpLog::switch_representation`] switches by hand.
@@ -186,7 +196,7 @@ use crate::migration;
 use crate::pending::BACKLOG;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
-    AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_loop,
+    AtomicU64, AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait,
     thread_local_const,
 };
 use crate::reentry;
@@ -224,23 +234,49 @@ const CORE_BIT_COUNT: usize = 52;
 const CORE_BITS: u64 = (1 << CORE_BIT_COUNT) - 1;
 const _: () = assert!(BACKLOG == 1 << CORE_BIT_COUNT && BACKLOG << 1 == 1 << SCORE_SHIFT);
 
-/// Logged representation: a read that finds fewer operations than this logged since the
-/// last one counts towards the switch to direct.
-const SMALL_BATCH: usize = 2;
-/// Logged representation: this many such reads in a row switch the object to direct.
+/// Logged representation: this many reads in a row that find a small batch logged
+/// ([`Thresholds::small_batch`]) switch the object to direct.
 const TO_DIRECT: u64 = 4;
-/// Direct representation: the score's low bits weigh the updates since the last read that
-/// another thread made than the one before (the object's lines then had to move), and the
-/// updates that found the lock taken and logged themselves, up to [`WEIGHT_MAX`]. The
-/// second read in a row that finds the weight at least [`TO_LOGGED`] switches the object
-/// back to logged; [`OVER_ONCE`] remembers the first.
-const TO_LOGGED: u64 = 4;
+
+/// The thresholds of the adaptive policy that depend on what a read pays to take other
+/// cores' logs (module docs, "Representations"), fixed per domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Thresholds {
+    /// Logged representation: a read that finds fewer operations than this logged since
+    /// the last one counts towards the switch to direct.
+    small_batch: usize,
+    /// Direct representation: the score's low bits weigh the updates since the last read
+    /// that another thread made than the one before (the object's lines then had to move),
+    /// and the updates that found the lock taken and logged themselves, up to
+    /// [`WEIGHT_MAX`]. The second read in a row that finds the weight at least this
+    /// switches the object back to logged; [`OVER_ONCE`] remembers the first.
+    to_logged: u64,
+}
+
+impl Thresholds {
+    /// Where a read takes another core's slot with a lock alone: 2 and 4.
+    const LOCKED: Thresholds = Thresholds { small_batch: 2, to_logged: 4 };
+    /// Where taking another core's slot sends it a barrier (the owner fast path: per-CPU
+    /// slots entered by restartable sequences, or per-thread slots with asymmetric fences),
+    /// which costs microseconds: a read must find 16 operations logged for logging to have
+    /// paid, and 8 changes of updater between reads say that it will. Measured with two
+    /// threads mixing reads and updates of one object (2-core host, 2026-11-26, 2 × 10M
+    /// operations, two runs each; `Mutex`: 30-35M ops/s): at 90 % updates 2 and 4 kept the
+    /// object logged, at 23M ops/s, while 16 and 8 keep it direct, at 32-33M; at 95 % 36M
+    /// against 32-33M (direct or switching), at 99 % 72-75M both (logged).
+    const BARRIER: Thresholds = Thresholds { small_batch: 16, to_logged: 8 };
+
+    /// The thresholds for a domain whose remote slot acquisitions send barriers or not.
+    pub(crate) fn new(barrier: bool) -> Self {
+        if barrier { Self::BARRIER } else { Self::LOCKED }
+    }
+}
 /// Direct representation: the largest weight the score holds; the direct update that
 /// brings it there switches the object back to logged (updates from several threads and
 /// no read between: logging pays).
 const WEIGHT_MAX: u64 = 31;
 /// Direct representation: the score's bit saying that the last read found the weight at
-/// [`TO_LOGGED`] or more.
+/// [`Thresholds::to_logged`] or more.
 const OVER_ONCE: u64 = 32;
 
 /// Logged representation: a log evicted from the cache before its object's updates
@@ -262,9 +298,10 @@ const THRASH_WEIGHT: u64 = 2;
 const HARD_LIMIT_FACTOR: usize = 4;
 
 /// How long a direct update waits for a taken lock before it logs itself instead
-/// ([`Obj::lock_briefly`]): spin-loop hints, about as many as a `std` mutex spins before
-/// it sleeps (one under loom, whose models explore every step of a spin).
-const BRIEF_WAIT_SPINS: usize = if cfg!(loom) { 1 } else { 64 };
+/// ([`Obj::lock_briefly`]): polls of the lock, with exponential backoff between them
+/// ([`spin_wait`]: 1 + 2 + … + 32 = 63 spin-loop hints, about as many as a `std` mutex
+/// spins before it sleeps; one poll under loom, whose models explore every step of a spin).
+const BRIEF_WAIT_STEPS: u32 = if cfg!(loom) { 1 } else { 6 };
 
 #[inline(always)]
 fn core_bit(core: usize) -> u64 {
@@ -1154,7 +1191,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.apply_direct(ObjectLock::held(self), op);
     }
 
-    /// Spins up to [`BRIEF_WAIT_SPINS`] times for the lock of a direct object, and takes
+    /// Polls the lock of a direct object up to [`BRIEF_WAIT_STEPS`] times, with exponential
+    /// backoff (polling less often leaves the line to the holder: [`spin_wait`]), and takes
     /// it; `false` if it stayed taken, the object went back to logged, or the calling
     /// thread holds or reads this object (it would wait for itself). Measured against
     /// logging at once, with two threads each mixing reads and updates of one object
@@ -1169,7 +1207,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             return false;
         }
         let word = &self.get().word;
-        for _ in 0..BRIEF_WAIT_SPINS {
+        for step in 0..BRIEF_WAIT_STEPS {
             let now = word.load(Ordering::Relaxed);
             if now & DIRECT == 0 {
                 return false;
@@ -1177,7 +1215,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if now & LOCK == 0 && self.try_lock_seen(now) {
                 return true;
             }
-            spin_loop();
+            spin_wait(step);
         }
         false
     }
@@ -1328,7 +1366,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// which sets the new policy when it unlocks.
     fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: Gathered) {
         let now = self.get().word.load(Ordering::Relaxed);
-        let (direct, score) = read_policy::<L>(now, gathered, self.reader_bit(gathered), self.domain().representation);
+        let d = self.domain();
+        let (direct, score) =
+            read_policy::<L>(now, gathered, self.reader_bit(gathered), d.representation, d.thresholds);
         self.set_policy(lock, now, direct, score, true);
         if now & TAG != 0 {
             // No direct update since this read: the unlock clears the tag (`rebias`).
@@ -1353,7 +1393,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// slots first (`set_policy`).
     #[inline(always)]
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
-        let (direct, score) = read_policy::<L>(now, gathered, self.reader_bit(gathered), self.domain().representation);
+        let d = self.domain();
+        let (direct, score) =
+            read_policy::<L>(now, gathered, self.reader_bit(gathered), d.representation, d.thresholds);
         (!direct || now & DIRECT != 0).then(|| (now & BIAS) | policy_bits(direct, score))
     }
 
@@ -1662,7 +1704,13 @@ fn quiescent_word(word: u64) -> bool {
 /// has the mask bit(s) `reader` (0 if it has none), in a domain of `representation`: the
 /// new representation (direct or not) and score.
 #[inline(always)]
-fn read_policy<L: LogKind>(now: u64, gathered: Gathered, reader: u64, representation: Representation) -> (bool, u64) {
+fn read_policy<L: LogKind>(
+    now: u64,
+    gathered: Gathered,
+    reader: u64,
+    representation: Representation,
+    thresholds: Thresholds,
+) -> (bool, u64) {
     let score = (now & SCORE) >> SCORE_SHIFT;
     if representation != Representation::Adaptive {
         // Pinned: only restart the count of direct updates since the last read.
@@ -1673,7 +1721,7 @@ fn read_policy<L: LogKind>(now: u64, gathered: Gathered, reader: u64, representa
         // not for kinds whose logs may be applied alone, which switch to direct without
         // gathering, so that what a read finds may have been logged before the switch.
         let logged = if L::APPLY_ALONE { 0 } else { gathered.ops as u64 };
-        let over = (score & WEIGHT_MAX) + logged >= TO_LOGGED;
+        let over = (score & WEIGHT_MAX) + logged >= thresholds.to_logged;
         if over && score & OVER_ONCE != 0 { (false, 0) } else { (true, if over { OVER_ONCE } else { 0 }) }
     } else {
         // The score counts reads in a row that found little logged, or only the reader's own
@@ -1681,7 +1729,7 @@ fn read_policy<L: LogKind>(now: u64, gathered: Gathered, reader: u64, representa
         // lock would not. Another core's logs (a producer's, read by a consumer) say logging
         // pays: the updates stay on their core, and the reader takes them in batches.
         let own_core_only = gathered.cores & !reader == 0 && !gathered.absorbed;
-        logged_step(score, u64::from(gathered.ops < SMALL_BATCH || own_core_only))
+        logged_step(score, u64::from(gathered.ops < thresholds.small_batch || own_core_only))
     }
 }
 
@@ -2044,7 +2092,7 @@ mod tests {
         assert_eq!(o.obj().get().word.load(Ordering::Relaxed) & LOCK, 0);
     }
 
-    /// A lock that another thread keeps is waited for only `BRIEF_WAIT_SPINS` times: the
+    /// A lock that another thread keeps is waited for only `BRIEF_WAIT_STEPS` polls: the
     /// update is then logged, and applied by the next read.
     #[test]
     fn a_direct_update_logs_itself_once_a_brief_wait_fails() {

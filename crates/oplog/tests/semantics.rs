@@ -172,16 +172,18 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
     }
 }
 
-/// The adaptive policy counts threads: one thread reading every 9 updates ends direct
+/// The adaptive policy counts threads: one thread reading every 20 updates ends direct
 /// (logging saves it nothing but a lock), two threads taking turns at the same mix end
-/// logged (each direct update would move the object's lines), and the second group keeps
-/// every update either way.
+/// logged (each direct update would move the object's lines; 20 updates per read are
+/// above both domains' thresholds, 16 logged operations and 8 changes of updater where a
+/// read's taking of another thread's log sends a barrier), and the second group keeps every
+/// update either way.
 #[test]
 fn the_adaptive_policy_weighs_updates_from_other_threads() {
     use oplog::Representation::{Direct, Logged};
     use std::sync::Barrier;
     const ROUNDS: u64 = 12;
-    const UPDATES_PER_READ: u64 = 9;
+    const UPDATES_PER_READ: u64 = 20;
     // One thread.
     let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
     let set = OpLog::with_domain(&d, BTreeSet::new());
@@ -221,8 +223,9 @@ fn the_adaptive_policy_weighs_updates_from_other_threads() {
 }
 
 /// A consumer reading what a producer logged (another thread's core): logging pays, since the
-/// updates stay on the producer's core and the reads take them in batches, so the object
-/// stays logged; the same mix from one thread goes direct (above).
+/// updates stay on the producer's core and the reads take them in batches (20 operations,
+/// above the 16 that pay for a barrier), so the object stays logged; the same mix from one
+/// thread goes direct (above).
 #[test]
 fn a_consumer_reading_a_producers_updates_keeps_it_logged() {
     use oplog::Representation::Logged;
@@ -233,7 +236,7 @@ fn a_consumer_reading_a_producers_updates_keeps_it_logged() {
     let seen = std::thread::scope(|s| {
         s.spawn(|| {
             for r in 0..12u64 {
-                (0..9).for_each(|k| set.update(SetOp::Add(r * 9 + k)));
+                (0..20).for_each(|k| set.update(SetOp::Add(r * 20 + k)));
                 turn.wait();
                 turn.wait();
             }
@@ -248,7 +251,7 @@ fn a_consumer_reading_a_producers_updates_keeps_it_logged() {
         seen
     });
     assert!(seen.iter().all(|&r| r == Logged), "a consumer's reads of a producer's logs: {seen:?}");
-    assert_eq!(set.read(BTreeSet::len), 108);
+    assert_eq!(set.read(BTreeSet::len), 240);
 }
 
 #[test]

@@ -205,18 +205,36 @@ pub fn yield_now() {
     loom::thread::yield_now();
 }
 
-/// Spin-wait helper: spins with a CPU hint for a while, then yields the CPU each time so
-/// a preempted lock holder can run.
+/// Waits `2^step` CPU hints (one under loom, where a hint is a yield): the wait between
+/// two polls of a word another core holds at step `step` of an exponential backoff.
+/// Polling less often leaves the line to its holder, which then runs its next operations
+/// without losing it: two threads mixing reads and updates of one direct object (2-core
+/// host, 2026-11-26, 2 × 10M operations, three runs each) went from 25-27M to 40-44M
+/// ops/s at 50 % updates, and from 19-21M to 40M at 90 % (`Mutex`: 27-34M), against one
+/// hint between polls.
+#[inline]
+pub fn spin_wait(step: u32) {
+    for _ in 0..if cfg!(loom) { 1 } else { 1u32 << step } {
+        spin_loop();
+    }
+}
+
+/// Spin-wait helper: spins with exponential backoff ([`spin_wait`], steps 0 to
+/// [`Backoff::SPIN_STEPS`], as crossbeam's `Backoff`), then yields the CPU each time so a
+/// preempted lock holder can run.
 #[derive(Debug, Default)]
 pub struct Backoff(u32);
 
 impl Backoff {
+    /// The last step that spins (2^6 = 64 hints); 127 hints in all before the first yield.
+    pub const SPIN_STEPS: u32 = 6;
+
     /// One waiting step.
     #[inline]
     pub fn snooze(&mut self) {
-        if self.0 < 64 {
+        if self.0 <= Self::SPIN_STEPS {
+            spin_wait(self.0);
             self.0 += 1;
-            spin_loop();
         } else {
             // Waited long: a wait from inside `Update::absorb_local` may be for the slot
             // this thread holds (see `reentry`).
