@@ -212,6 +212,7 @@ mod readers;
 mod reentry;
 mod slab;
 mod slot;
+mod word;
 
 pub use cache_stats::CacheStats;
 pub use counter::Counter;

@@ -16,7 +16,8 @@
 //! loads anyway: no other line, no lock.
 
 use crate::log::LogKind;
-use crate::primitive::{AtomicU64, Mutex, Ordering};
+use crate::primitive::{Mutex, Ordering};
+use crate::word::{BACKLOG, Word};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
 
@@ -34,10 +35,6 @@ impl<L: LogKind> Default for Backlog<L> {
         Self { carry: L::Batch::default(), evicted: Vec::new() }
     }
 }
-
-/// The bit of an object's word (see `object`) that says it has an entry here: set when the
-/// entry is made and cleared when it is taken, both under the shard's lock.
-pub(crate) const BACKLOG: u64 = 1 << 52;
 
 struct Shard<L: LogKind> {
     map: Mutex<HashMap<u64, Backlog<L>>>,
@@ -72,7 +69,7 @@ impl<L: LogKind> Pending<L> {
 
     /// Adds an evicted log of object `id`, whose word is `word`, from `core`; returns how many
     /// evicted logs the object now has waiting.
-    pub(crate) fn push_evicted(&self, id: u64, word: &AtomicU64, core: usize, log: L::Log) -> usize {
+    pub(crate) fn push_evicted(&self, id: u64, word: &Word, core: usize, log: L::Log) -> usize {
         let mut map = self.shard(id).map.lock();
         let evicted = &mut map.entry(id).or_default().evicted;
         evicted.push((core, log));
@@ -81,8 +78,8 @@ impl<L: LogKind> Pending<L> {
         waiting
     }
 
-    /// Number of evicted logs object `id` has waiting; `word` is its word, loaded by the
-    /// caller (no lock when it shows no backlog).
+    /// Number of evicted logs object `id` has waiting; `word` is its word's log half,
+    /// loaded by the caller (no lock when it shows no backlog).
     pub(crate) fn evicted_count(&self, id: u64, word: u64) -> usize {
         if word & BACKLOG == 0 {
             return 0;
@@ -91,14 +88,14 @@ impl<L: LogKind> Pending<L> {
     }
 
     /// Removes and returns object `id`'s backlog, if it has one; `word` is its word.
-    pub(crate) fn take(&self, id: u64, word: &AtomicU64) -> Option<Backlog<L>> {
-        if word.load(Ordering::SeqCst) & BACKLOG == 0 {
+    pub(crate) fn take(&self, id: u64, word: &Word) -> Option<Backlog<L>> {
+        if word.logs(Ordering::SeqCst) & BACKLOG == 0 {
             return None;
         }
         let mut map = self.shard(id).map.lock();
         let b = map.remove(&id);
         if b.is_some() {
-            word.fetch_and(!BACKLOG, Ordering::SeqCst);
+            word.clear_logs(BACKLOG);
         }
         b
     }
@@ -106,7 +103,7 @@ impl<L: LogKind> Pending<L> {
     /// Stores operations of object `id` (word `word`) that must run before anything
     /// gathered later. The object's backlog was taken by the synchronize that calls this, so
     /// any entry present now holds only logs evicted since, which are newer.
-    pub(crate) fn put_carry(&self, id: u64, word: &AtomicU64, batch: L::Batch) {
+    pub(crate) fn put_carry(&self, id: u64, word: &Word, batch: L::Batch) {
         let mut map = self.shard(id).map.lock();
         let len = map.len();
         map.entry(id).or_default().carry = batch;
@@ -127,9 +124,9 @@ impl<L: LogKind> Pending<L> {
 /// Sets [`BACKLOG`] in `word` if the caller, holding the shard's lock, just made the entry
 /// (`new`). Sequentially consistent: a synchronize that does not see the bit cannot have
 /// missed an entry made before the log left its slot (see `object`, "Synchronize").
-fn mark(word: &AtomicU64, new: bool) {
+fn mark(word: &Word, new: bool) {
     if new {
-        word.fetch_or(BACKLOG, Ordering::SeqCst);
+        word.set_logs(BACKLOG);
     }
 }
 
@@ -141,8 +138,8 @@ mod tests {
     #[test]
     fn evicted_logs_and_carries_are_kept_per_object_and_marked_in_its_word() {
         let p = Pending::<CounterLog>::new(4);
-        let (w7, w11) = (AtomicU64::new(0, "test.w7"), AtomicU64::new(0, "test.w11"));
-        let word = |w: &AtomicU64| w.load(Ordering::SeqCst);
+        let (w7, w11) = (Word::new(0), Word::new(0));
+        let word = |w: &Word| w.load(Ordering::SeqCst);
         assert_eq!(p.evicted_count(7, word(&w7)), 0);
         assert!(p.take(7, &w7).is_none());
         p.push_evicted(7, &w7, 0, 3);

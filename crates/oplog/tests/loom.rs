@@ -37,6 +37,7 @@
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
+//! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
@@ -482,6 +483,53 @@ fn a_slot_in_spin_mode() {
         assert!(first <= second && second <= 2, "read {first} then {second}");
         writer.join().unwrap();
         assert_eq!(c.read(), 2);
+    });
+}
+
+/// Appends a decimal digit: order-sensitive, so a test sees which update applied first.
+struct Digit(u64);
+
+impl Update for Digit {
+    type Target = u64;
+    fn exec(self, number: &mut u64) {
+        *number = *number * 10 + self.0;
+    }
+}
+
+/// A direct update of a kind whose operations must apply in order (not
+/// `LogKind::APPLY_ALONE`) applies what is logged first: an update from CPU 1 that found
+/// the lock taken logged itself (its core's bit is set in the word's log half, which
+/// changes without the lock), then a direct update from CPU 1 races a read. The logged
+/// update comes first in every interleaving, and the read sees a prefix.
+#[test]
+fn a_direct_update_applies_logs_first() {
+    loom_model("a_direct_update_applies_logs_first", 3, || {
+        let d = Domain::<Unordered<Digit>>::new(
+            Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct),
+        )
+        .unwrap();
+        let o = Arc::new(OpLog::with_domain(&d, 0u64));
+        {
+            // The object lock is taken: the update logs itself.
+            let _held = o.synchronize();
+            let o = o.clone();
+            thread::spawn(move || {
+                set_current_cpu(1);
+                o.update(Digit(1));
+            })
+            .join()
+            .unwrap();
+        }
+        let (writer, done) = {
+            let o = o.clone();
+            update_on_cpu_1(move || o.update(Digit(2)), || {})
+        };
+        let completed = done.load(Ordering::Acquire);
+        let seen = o.read(|n| *n);
+        let want: &[u64] = if completed { &[12] } else { &[1, 12] };
+        assert!(want.contains(&seen), "read {seen} (direct update completed: {completed})");
+        writer.join().unwrap();
+        assert_eq!(o.read(|n| *n), 12);
     });
 }
 

@@ -165,8 +165,10 @@ macro_rules! atomic_int_ops {
 }
 
 atomic_wrapper!(AtomicBool, bool);
+atomic_wrapper!(AtomicU32, u32);
 atomic_wrapper!(AtomicU64, u64);
 atomic_wrapper!(AtomicUsize, usize);
+atomic_int_ops!(AtomicU32, u32);
 atomic_int_ops!(AtomicU64, u64);
 atomic_int_ops!(AtomicUsize, usize);
 
