@@ -25,14 +25,17 @@
 //! `oplog-bench read-mix --threads 1,2` times the default, each pinned representation and
 //! `Mutex`, `RwLock` and `node-replication` on a 64-counter table at 0–100 % updates, records
 //! the representation the default ended in, and opens with a verdict naming the fastest at
-//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-26) the
-//! default ran at 0.60–0.82x the best of those baselines on one thread, where it goes direct
-//! at every mix but read-only (a `Mutex` is a lock and an unlock; a direct update adds the
-//! policy's bookkeeping and the re-entry check), and on two threads at 0.82–1.17x from 0 to
-//! 10 % updates and 0.66–0.67x at 50 and 90 %, where reads come often enough that the
-//! object's lines move with them whatever the representation. At 99–100 % updates on two
-//! threads it reached 2.0–2.5x the best baseline (the host is bimodal there: other runs gave
-//! 0.75–1.3x in hours when it ran a contended `Mutex` at 65–85M ops/s). On a 16-core Xeon
+//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-27) the
+//! default ran on one thread at 0.78–0.88x the best of those baselines at 0, 1, 99 and
+//! 100 % updates, where it goes direct at every mix but read-only (a direct update is one
+//! atomic read-modify-write and a store, a `Mutex` two read-modify-writes, but the default
+//! adds the policy's bookkeeping and the re-entry check), and at 0.54–0.69x at 10–90 %,
+//! where the caller's branch between read and update mispredicts: a `Mutex`'s lock is the
+//! same code on both sides, which the compiler hoists above the branch, while OpLog's read
+//! and update paths differ. On two threads it ran at 0.84x `node-replication` read-only,
+//! 1.23–1.67x the best baseline at 1–90 % and 1.78x and 4.46x at 99 and 100 % (the host is
+//! bimodal at 99 %: the logged representation runs at 20M or 65M ops/s from one minute to
+//! the next, while a `Mutex` stays at about 30M). On a 16-core Xeon
 //! mixes of 1–50 % updates at 8–16 threads reach only 0.17–0.47x `node-replication`, whose
 //! readers read a local replica. The open issue on read/update mixes tracks the gap. Pin a
 //! representation for the whole domain with [`Config::representation`] when you know the
