@@ -225,7 +225,7 @@ const TO_DIRECT: u64 = 4;
 
 /// The thresholds of the adaptive policy that depend on what a read pays to take other
 /// cores' logs (module docs, "Representations"), fixed per domain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Thresholds {
     /// Logged representation: a read that finds fewer operations than this logged since
     /// the last one counts towards the switch to direct.
@@ -1375,9 +1375,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// which sets the new policy when it unlocks.
     fn observe_read(self, lock: &mut ObjectLock<'a, L>, gathered: Gathered) {
         let now = self.get().word.holders(Ordering::Relaxed);
-        let d = self.domain();
-        let (direct, score) =
-            read_policy::<L>(now, gathered, self.reader_bit(gathered), d.representation, d.thresholds);
+        let (direct, score) = self.read_step(now, gathered);
         self.set_policy(lock, now, direct, score, true);
         if now & TAG != 0 {
             // No direct update since this read: the unlock clears the tag (`rebias`).
@@ -1385,14 +1383,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
     }
 
-    /// The mask bit of the reading thread's own core ([`core_bit`]; 0 if it has none), which
-    /// the policy needs only when a read gathered some core's logs.
+    /// [`read_policy`] for a read of this object by the calling thread, whose holder half
+    /// is `now` and which `gathered` operations: the new representation (direct or not)
+    /// and score. The mask bit of the reader's own core ([`core_bit`]) is looked up only
+    /// when some core's logs were gathered.
     #[inline(always)]
-    fn reader_bit(self, gathered: Gathered) -> u64 {
-        if gathered.cores == 0 {
-            return 0;
-        }
-        self.domain().slots.caller_core().map_or(0, core_bit)
+    fn read_step(self, now: u64, gathered: Gathered) -> (bool, u64) {
+        let d = self.domain();
+        let reader = if gathered.cores == 0 { 0 } else { d.slots.caller_core().map_or(0, core_bit) };
+        read_policy::<L>(now, gathered, reader, d.representation, d.thresholds)
     }
 
     /// The holder bits ([`HOLDERS`](crate::word::HOLDERS) but the lock) a read through
@@ -1402,9 +1401,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// the object to direct, which gives up its slots first (`set_policy`).
     #[inline(always)]
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
-        let d = self.domain();
-        let (direct, score) =
-            read_policy::<L>(now, gathered, self.reader_bit(gathered), d.representation, d.thresholds);
+        let (direct, score) = self.read_step(now, gathered);
         (!direct || now & DIRECT != 0).then(|| (now & BIAS) | policy_bits(direct, score))
     }
 
