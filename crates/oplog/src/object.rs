@@ -1097,10 +1097,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// An update in the direct representation: applied in place under the object lock,
     /// after everything logged before it (module docs, "Representations"). `seen` is the
-    /// holder half of the word, which the caller just loaded. The common cases are inline: the same
-    /// thread made the last direct update (its tag is in the word), or a read came after it
-    /// (no tag); then the policy's count does not change, and the unlock leaves the calling
-    /// thread's tag ([`count_direct_update`]).
+    /// holder half of the word, which the caller just loaded. The common cases are inline:
+    /// the same thread made the last direct update (its tag is in the word), or a read came
+    /// after it (no tag); then the policy's count does not change, and the unlock leaves
+    /// the calling thread's tag ([`count_direct_update`]).
     #[inline(always)]
     fn update_direct(self, op: L::Op, seen: u64) {
         let tag = thread_tag() << TAG_SHIFT;
@@ -1791,10 +1791,10 @@ fn count_direct_update(word: u64, tag: u64, logged: u64, adaptive: bool) -> u64 
 }
 
 /// The object lock as the fast paths take it: one compare-and-swap from a value of the word
-/// just loaded, whose holder bits ([`HOLDERS`](crate::word::HOLDERS)) then cannot change until the unlock, so the
-/// unlock sets them from that value without loading the word again ([`FastLock::release`]).
-/// Dropped without a release (the code it guards unwinds), it only unlocks, keeping no
-/// policy change.
+/// just loaded, whose holder bits ([`HOLDERS`](crate::word::HOLDERS)) then cannot change
+/// until the unlock, so the unlock stores them without loading the word again
+/// ([`FastLock::release`]). Dropped without a release (the code it guards unwinds, or
+/// finds logs to apply first), it only unlocks, keeping no policy change.
 struct FastLock<'a> {
     word: &'a Word,
     seen: u64,
