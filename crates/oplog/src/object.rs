@@ -10,10 +10,12 @@
 //! holder unlocks with a plain store. The *log* half: whether the object has a backlog
 //! (bit 31, kept by `crate::pending`) and the core mask (bits 0..31; core `c` may own a
 //! log-cache slot for the object if bit `c % 31` is set), which updaters and evictors set
-//! without the lock and only the lock's holder clears. An update in the logged
+//! without the lock, and which the lock's holder clears (an evictor clears its own core's
+//! bit too, once the log it took out is in the backlog). An update in the logged
 //! representation only *reads* the holder half; a direct update or a read through the
 //! lock takes the lock from the holder half it loaded, and checks the log half once it
-//! holds the lock (bits set before are all there, and none goes meanwhile).
+//! holds the lock (every log made before shows there, and the half cannot turn quiescent
+//! meanwhile).
 //!
 //! # Update, logged (000 §4.1, Figure 6 `Object::log`)
 //!

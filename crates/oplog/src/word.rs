@@ -13,9 +13,11 @@
 //!   of the whole word, 4.4 ns with a store, against 4.3 ns for a `std` mutex.
 //! * the *log* half: the core mask (bit `c % 31` set: core `c` may own a log-cache slot
 //!   for the object) and [`BACKLOG`] (the object has a backlog, kept by `crate::pending`).
-//!   Updaters and evictors set its bits without the lock; only the lock's holder clears
-//!   them, so a holder that loads the half after taking the lock sees every bit set
-//!   before, and none goes while it holds the lock.
+//!   Updaters and evictors set its bits without the lock. The lock's holder clears them;
+//!   so does an evictor, for the core whose slot it holds, but only once the log it took
+//!   out is in the backlog, with [`BACKLOG`] set. So a holder that loads the half after
+//!   taking the lock sees every log made before, and the half cannot turn quiescent while
+//!   it holds the lock.
 //!
 //! Code that needs both halves reads them as one `u64` value ([`Word::load`]: the holder
 //! half above the log half; two loads), in which the bit constants below are defined, so
