@@ -444,7 +444,7 @@ impl<L: LogKind> OpLog<L> {
         // Sequentially consistent, as the reader's second load (`enter_reader`).
         let mut seen = obj.get().word.load(Ordering::SeqCst);
         if seen & BIAS != 0 {
-            match obj.enter_reader() {
+            match obj.enter_reader(seen) {
                 Ok(reader) => {
                     // SAFETY: `enter_reader` validated the entry.
                     let r = f(unsafe { reader.state() });
@@ -1074,7 +1074,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// Unlocks, leaving the other holder bits as they are. The object lock is held.
     fn unlock(self) {
         let word = &self.get().word;
-        word.unlock_to(word.holders(Ordering::Relaxed), Ordering::Release);
+        let now = word.holders(Ordering::Relaxed);
+        word.unlock(now, now);
     }
 
     /// Gathers and applies every logged update. The object lock is held.
@@ -1308,17 +1309,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Enters the domain's reader table for this object, which the caller found biased
-    /// towards concurrent reads, if it still is and has nothing logged (module docs,
-    /// "Concurrent reads"); `Err` sends the read through the lock, with the value of the
-    /// word it loaded last. [`OpLog::read`] checks the bias first, so an unbiased read
-    /// (a thread that reads and updates alone, say) runs none of this.
+    /// towards concurrent reads in the word `seen`, if it still is and has nothing logged
+    /// (module docs, "Concurrent reads"); `Err` sends the read through the lock, with the
+    /// latest value of the word loaded. [`OpLog::read`] checks the bias first, so an
+    /// unbiased read (a thread that reads and updates alone, say) runs none of this.
     #[inline(always)]
-    fn enter_reader(self) -> Result<Reader<'a, L>, u64> {
+    fn enter_reader(self, seen: u64) -> Result<Reader<'a, L>, u64> {
         let word = &self.get().word;
         let id = self.id() as usize;
         let cell = self.domain().readers.cell(id / std::mem::size_of::<Shared<L>>());
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-            return Err(word.load(Ordering::SeqCst));
+            return Err(seen);
         }
         let mut reader = Reader { cell, state: None, _holding: reentry::Holding::scoped_reading(id) };
         // After announcing the reader: a writer either sees the announcement (and waits)
@@ -1824,13 +1825,7 @@ impl<'a> FastLock<'a> {
     /// Unlocks, leaving the holder bits of `want` (the other bits of `want` are ignored).
     #[inline(always)]
     fn release(mut self, want: u64) {
-        // Setting the bias lets readers in without the lock: they acquire what this holder
-        // wrote by loading the word (module docs, "Concurrent reads").
-        if want & !self.seen & BIAS != 0 {
-            self.word.unlock_to(want, Ordering::SeqCst);
-        } else {
-            self.word.unlock_to(want, Ordering::Release);
-        }
+        self.word.unlock(self.seen, want);
         let holding = self.holding.take();
         // Unlocked: the unwinding unlock of `Drop` must not run.
         std::mem::forget(self);
@@ -1840,7 +1835,7 @@ impl<'a> FastLock<'a> {
 
 impl Drop for FastLock<'_> {
     fn drop(&mut self) {
-        self.word.unlock_to(self.seen, Ordering::Release);
+        self.word.unlock(self.seen, self.seen);
     }
 }
 
@@ -1901,10 +1896,7 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         if self.bias {
             want |= BIAS;
         }
-        // Setting the bias lets readers in without the lock: they acquire what this
-        // holder wrote by loading the word (module docs, "Concurrent reads").
-        let order = if want & !now & BIAS != 0 { Ordering::SeqCst } else { Ordering::Release };
-        word.unlock_to(want, order);
+        word.unlock(now, want);
     }
 }
 

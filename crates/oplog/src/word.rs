@@ -6,7 +6,7 @@
 //! * the *holder* half ([`HOLDERS`]): the object lock, the representation, the read bias,
 //!   the last direct updater's tag and the adaptive policy's score. Only the compare-and-swap
 //!   that takes the lock and the lock's holder change it, so the holder unlocks with a
-//!   plain store of what it decided ([`Word::unlock_to`]): a direct update or a read through
+//!   plain store of what it decided ([`Word::unlock`]): a direct update or a read through
 //!   the lock costs one atomic read-modify-write, where a mutex costs two (its unlock must
 //!   learn whether a thread sleeps). Measured on one thread updating `read-mix`'s table
 //!   in place (2-core host, 2026-11-26): 5.5 ns per update with the unlock an exclusive or
@@ -117,11 +117,21 @@ impl Word {
             .map_err(|now| u64::from(now) << 32)
     }
 
-    /// Unlocks, leaving the holder half of `want` (its [`LOCK`] bit ignored). Only the
-    /// lock's holder may call it: nobody else writes the half meanwhile.
+    /// Unlocks, leaving the holder half of `want` (its [`LOCK`] bit ignored), where the
+    /// holder half was `before` while locked. Only the lock's holder may call it: nobody
+    /// else writes the half meanwhile. A release store; sequentially consistent if it sets
+    /// [`BIAS`], which lets readers in without the lock: they acquire what the holder wrote
+    /// by loading the word (`object` docs, "Concurrent reads"). (Orderings picked by
+    /// branches, not by a value: an ordering known only at run time compiles to a jump
+    /// table.)
     #[inline(always)]
-    pub(crate) fn unlock_to(&self, want: u64, order: Ordering) {
-        self.holders.store(high(want & !LOCK), order);
+    pub(crate) fn unlock(&self, before: u64, want: u64) {
+        let half = high(want & !LOCK);
+        if want & !before & BIAS != 0 {
+            self.holders.store(half, Ordering::SeqCst);
+        } else {
+            self.holders.store(half, Ordering::Release);
+        }
     }
 
     /// Clears holder bits `bits`; only the lock's holder may call it.
@@ -190,7 +200,7 @@ mod tests {
         w.set_logs(core_bit(3) | BACKLOG);
         assert_eq!(w.load(Ordering::Relaxed), DIRECT | LOCK | (1 << 3) | BACKLOG);
         assert_eq!(w.take(DIRECT, DIRECT | LOCK, Ordering::Acquire), Err(DIRECT | LOCK), "taken: fails");
-        w.unlock_to(DIRECT | BIAS | LOCK, Ordering::Release);
+        w.unlock(DIRECT | LOCK, DIRECT | BIAS | LOCK);
         assert_eq!(w.holders(Ordering::Relaxed), DIRECT | BIAS, "the unlock leaves the lock bit clear");
         assert_eq!(w.take(DIRECT | BIAS, DIRECT | LOCK, Ordering::Acquire), Ok(()));
         w.clear_logs(core_bit(34));
