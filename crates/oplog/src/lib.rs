@@ -35,9 +35,12 @@
 //! and update paths differ. On two threads it ran at 0.84x `node-replication` read-only,
 //! 1.23–1.67x the best baseline at 1–90 % and 1.78x and 4.46x at 99 and 100 % (the host is
 //! bimodal at 99 %: the logged representation runs at 20M or 65M ops/s from one minute to
-//! the next, while a `Mutex` stays at about 30M). On a 16-core Xeon
-//! mixes of 1–50 % updates at 8–16 threads reach only 0.17–0.47x `node-replication`, whose
-//! readers read a local replica. The open issue on read/update mixes tracks the gap. Pin a
+//! the next, while a `Mutex` stays at about 30M). On a 16-core Xeon (2026-11-27, README
+//! "On 16 cores") the default led every baseline at every mix at 2 and 4 threads
+//! (1.13–12.5x), and at one thread all but 50 % (0.88x `Mutex`); mixes of 1–90 % updates at
+//! 8–16 threads reach only 0.20–0.63x `node-replication`, whose readers read a local
+//! replica (1 % updates at 16 threads: 0.40–0.47x since a read waiting for the lock takes
+//! the concurrent path once the bias is back). The open issue on read/update mixes tracks the gap. Pin a
 //! representation for the whole domain with [`Config::representation`] when you know the
 //! mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).

@@ -36,6 +36,7 @@
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
+//! | `a_read_waiting_for_the_lock_takes_the_concurrent_path` | a read waiting for the lock that another read holds, which re-biases the object as it unlocks, then an update that revokes the bias |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
 //! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
@@ -353,6 +354,38 @@ fn concurrent_read_against_a_writer() {
             assert_eq!(c.read(), 1);
         });
     }
+}
+
+/// A read that finds the lock taken by another read, which re-biases the object as it
+/// unlocks (the second read in a row of a direct object), and then an update that revokes
+/// the bias: the waiting read takes the lock or, once the bias is back, the concurrent path,
+/// and the update waits for it there. loom reports any overlap of the update's access with
+/// the read's; the read sees the update exactly when it completed before the read began.
+#[test]
+fn a_read_waiting_for_the_lock_takes_the_concurrent_path() {
+    loom_model("a_read_waiting_for_the_lock_takes_the_concurrent_path", 3, || {
+        let d = pinned_counter_domain(Representation::Direct);
+        let c = Arc::new(Counter::with_domain(&d, 0));
+        // The update leaves the word tagged: the next read clears the tag, the one after
+        // it sets the bias as it unlocks.
+        c.inc();
+        let (writer, done) = {
+            let c = c.clone();
+            update_on_cpu_1(
+                move || {
+                    assert_eq!(c.read(), 1);
+                    assert_eq!(c.read(), 1);
+                    c.inc();
+                },
+                || {},
+            )
+        };
+        let completed = done.load(Ordering::Acquire);
+        let seen = c.read();
+        assert!(seen == 2 || (seen == 1 && !completed), "read {seen} (increment completed: {completed})");
+        writer.join().unwrap();
+        assert_eq!(c.read(), 2);
+    });
 }
 
 /// Direct updates from two threads racing each other and a read: the update that finds the
