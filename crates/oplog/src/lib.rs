@@ -40,9 +40,9 @@
 //! (1.13–12.5x), and at one thread all but 50 % (0.88x `Mutex`); mixes of 1–90 % updates at
 //! 8–16 threads reach only 0.20–0.63x `node-replication`, whose readers read a local
 //! replica (1 % updates at 16 threads: 0.40–0.47x since a read waiting for the lock takes
-//! the concurrent path once the bias is back). The open issue on read/update mixes tracks the gap. Pin a
-//! representation for the whole domain with [`Config::representation`] when you know the
-//! mix ([`Representation::Logged`] for update-heavy objects read rarely,
+//! the concurrent path once the bias is back). The open issue on read/update mixes tracks
+//! the gap. Pin a representation for the whole domain with [`Config::representation`] when
+//! you know the mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
 //!
 //! **Many hot objects: the log cache.** Each core keeps `cache_slots` logs (default
@@ -193,8 +193,8 @@
 //!   object lock is free); a slot keeps its log's storage after a synchronize. A log that
 //!   may be applied alone, whose owner finds the lock taken, stays in its slot and grows
 //!   to at most four times `max_log_len` while the owner tries the lock again, before it
-//!   goes to the backlog. A log that
-//!   may be applied alone (a counter's) evicted from the cache is applied by the evictor at
+//!   goes to the backlog. A log that may be applied alone (a counter's) evicted from the
+//!   cache is applied by the evictor at
 //!   once when the owner's lock is free; every other evicted log waits in the owner's
 //!   backlog. An object whose backlog
 //!   reaches twice the CPU count (at least 8, at most 128) logs is synchronized by the

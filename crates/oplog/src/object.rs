@@ -675,11 +675,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let core = guard.core();
         let stamp = self.stamp(&mut guard, core);
         guard.pushes = guard.pushes.wrapping_add(1);
-        let len = L::push(&mut guard.log, op, stamp);
-        // 0: a log that folds its operations into a fixed-size value is never full (the
-        // test then folds away at compile time).
-        if len != 0 && len >= d.max_log_len {
-            return self.finish_append(guard, core, stamp, len, None, None);
+        let full = self.full_len(L::push(&mut guard.log, op, stamp));
+        if full != 0 {
+            return self.finish_append(guard, core, stamp, full, None, None);
         }
         drop(guard);
         self.after_append(core, stamp);
@@ -717,10 +715,25 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 guard.publish(self.id() as usize);
             }
             guard.pushes = guard.pushes.wrapping_add(1);
-            let len = L::push(&mut guard.log, op, stamp);
-            let full = if len != 0 && len >= d.max_log_len { len } else { 0 };
+            let full = self.full_len(L::push(&mut guard.log, op, stamp));
             return self.finish_append(guard, core, stamp, full, eviction, deferred);
         }
+    }
+
+    /// What [`Obj::finish_append`] takes of a push that left `len` entries in its log:
+    /// `len` if the log is due for its hand-off or apply (module docs, "Update" step 5),
+    /// else 0. A log is due at the domain's limit; one that may be applied alone and that
+    /// its owner keeps while the lock is taken is due again every [`OVERFULL_RETRY`]
+    /// pushes and at [`OVERFULL_FACTOR`] times the limit. (A log that folds its operations
+    /// into a fixed-size value, whose push returns 0, is never due: the test then folds
+    /// away at compile time.)
+    #[inline(always)]
+    fn full_len(self, len: usize) -> usize {
+        let max = self.domain().max_log_len;
+        let due = len != 0
+            && len >= max
+            && (!L::APPLY_ALONE || (len - max).is_multiple_of(OVERFULL_RETRY) || len >= OVERFULL_FACTOR * max);
+        if due { len } else { 0 }
     }
 
     /// The stamp of an update in the entered slot of `core`: the clock, raised to the
@@ -754,7 +767,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
     }
 
-    /// The end of an update whose push filled the log (`full`: its length, 0 if not full)
+    /// The end of an update whose push filled the log (`full`: its length, 0 if not due, [`Obj::full_len`])
     /// or that took its slot:
     /// hands the full log off or applies it, releases the slot, finishes the eviction,
     /// applies a full backlog, and resumes a panic of another operation met on the way.
@@ -774,10 +787,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
         if full != 0 {
             // A log that may be applied alone is applied by its owner, which wrote it (its
             // lines are in this core's cache), if the object lock is free and no eviction
-            // is pending; otherwise it goes to the backlog.
-            let over = full - d.max_log_len;
-            let retry = over.is_multiple_of(OVERFULL_RETRY);
-            match if retry { self.take_own_full_log(&mut guard, core, eviction.is_none()) } else { None } {
+            // is pending; if the lock is taken, it stays in the slot up to its cap (the
+            // owner is back here every `OVERFULL_RETRY` pushes, `Obj::full_len`). Every
+            // other full log goes to the backlog.
+            match self.take_own_full_log(&mut guard, core, eviction.is_none()) {
                 Some(own) => eviction = Some(own),
                 None if L::APPLY_ALONE && eviction.is_none() && full < OVERFULL_FACTOR * d.max_log_len => {}
                 None => backlog = self.hand_off(&mut guard, core),
@@ -1347,8 +1360,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let word = &self.get().word;
             let mut backoff = Backoff::default();
             loop {
-                // Sequentially consistent, as `OpLog::read`'s load.
-                let now = word.load(Ordering::SeqCst);
+                // Sequentially consistent, as `OpLog::read`'s load. (The log half is not
+                // needed: the entry checks it again, and the lock is taken from this half.)
+                let now = word.holders(Ordering::SeqCst);
                 // Biased with something logged, the entry fails: the lock, then.
                 if now & BIAS != 0
                     && let Ok(reader) = self.enter_reader(now)
