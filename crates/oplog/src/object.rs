@@ -139,7 +139,10 @@
 //!   than 2 operations, or 16 where taking another core's log sends a barrier:
 //!   `Thresholds`, below), or only operations of the reader's own core that local absorption
 //!   did not shrink, raises the score; so does a full log applied by its owner while no
-//!   other core logs the object; `TO_DIRECT` (4) such observations in a row switch the
+//!   other core logs the object, and, for kinds whose logs are not applied alone, a
+//!   backlog of full logs handed off by one core's owner that local absorption did not
+//!   shrink (each log in the backlog keeps the count of pushes it took), applied once the
+//!   backlog is full; `TO_DIRECT` (4) such observations in a row switch the
 //!   object to direct; a read or flush that finds other cores' operations (a consumer
 //!   reading a producer's) resets the score. Evictions weigh too (issue 14: more hot objects than
 //!   log-cache slots): a log evicted from the cache before it took `THRASH_PUSHES` (8)
@@ -210,6 +213,7 @@ use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::{CounterLog, LogKind};
 use crate::migration;
+use crate::pending::Parked;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
     AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
@@ -845,11 +849,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Into the backlog before the slot stops publishing the object, both under the
         // slot lock: a synchronize finds the log in one place or the other.
         let d = self.domain();
-        let waiting = d.pending.push_evicted(self.id(), &self.get().word, core, log);
-        d.stats.count(core, Event::HandOff);
         // The slot's count of pushes is per log: the next log starts from 0 (what a
         // synchronize or eviction weighs is what the log in the slot took).
-        d.stats.retire(core, std::mem::take(&mut guard.pushes));
+        let pushes = std::mem::take(&mut guard.pushes);
+        let waiting = d.pending.push_evicted(self.id(), &self.get().word, Parked { core, pushes, log });
+        d.stats.count(core, Event::HandOff);
+        d.stats.retire(core, pushes);
         guard.publish(0);
         waiting
     }
@@ -938,7 +943,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     && d.representation == Representation::Adaptive
                     && v.get().word.holders(Ordering::Relaxed) & DIRECT == 0
                     && locked(&mut cleared);
-                d.pending.push_evicted(v.id(), &v.get().word, core, log);
+                d.pending.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
                 d.stats.count(core, Event::EvictionToBacklog);
                 if observe {
                     let why = Why::Evicted { thrashing: true };
@@ -992,10 +997,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             self.apply_backlog_alone();
         } else {
             // A backlog full of logs that held little: the object keeps losing its slots.
-            // (A backlog of full logs handed off is not weighed as flushes: how much their
-            // pushes were absorbed is not known.)
+            // Otherwise, full logs handed off by one core's owner, which local absorption did
+            // not shrink, and no other core's: a flush from one core (an object updated by
+            // one thread goes direct whatever its kind).
             let gathered = self.sync_locked();
-            self.observe_evictions(&mut lock, gathered.thrashing(), TO_DIRECT);
+            if gathered.thrashing() {
+                self.observe_evictions(&mut lock, true, TO_DIRECT);
+            } else {
+                self.observe_flush(&mut lock, gathered.cores.count_ones() == 1 && !gathered.absorbed);
+            }
         }
         drop(lock);
         true
@@ -1027,13 +1037,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let logs = backlog.evicted.len();
         let mut batch = backlog.carry;
         let carried = L::batch_len(&batch);
-        let mut cores = 0;
-        for (core, mut log) in backlog.evicted {
+        let (mut cores, mut pushes) = (0, 0);
+        for Parked { core, pushes: p, mut log } in backlog.evicted {
             L::gather(&mut batch, core, &mut log);
             cores |= core_bit(core);
+            pushes += p as usize;
         }
         let ops = L::batch_len(&batch) - carried;
-        Some((batch, Gathered { ops, absorbed: false, cores, backlog_logs: logs, backlog_ops: ops }))
+        let absorbed = absorbed(ops, pushes);
+        Some((batch, Gathered { ops, absorbed, cores, backlog_logs: logs, backlog_ops: ops, backlog_pushes: pushes }))
     }
 
     /// Takes the object lock, waiting for it; `what` names the caller's operation for the
@@ -1572,10 +1584,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let mut held = HeldSlots::lock(self, release);
         // Handed-off logs are full; evicted ones are counted as full too.
         let (mut batch, from_backlog) = self.take_backlog().unwrap_or_default();
-        let Gathered { backlog_logs, backlog_ops, cores: mut core_mask, .. } = from_backlog;
+        let Gathered { backlog_logs, backlog_ops, backlog_pushes, cores: mut core_mask, .. } = from_backlog;
         let mut ops = backlog_logs * d.max_log_len;
         let Some(slots) = held.slots.as_mut() else {
-            return (batch, Gathered { ops, absorbed: false, cores: core_mask, backlog_logs, backlog_ops });
+            let absorbed = from_backlog.absorbed;
+            return (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes });
         };
         let (before, mut pushed) = (L::batch_len(&batch), 0);
         if spin_mode {
@@ -1611,10 +1624,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
             }
         }
         drop(held);
-        // (A folded log counts 1 however many pushes it took, absorbed from two pushes on,
-        // and 0 when they cancel, which may also empty what the backlog held.)
-        let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushed);
-        (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops })
+        // What the backlog's logs and the slots' logs kept of what was pushed into them. (A
+        // folded log counts 1 however many pushes it took, absorbed from two pushes on, and
+        // 0 when they cancel, which may also empty what the backlog held.)
+        let kept = backlog_ops + L::batch_len(&batch).saturating_sub(before);
+        let absorbed = absorbed(kept, backlog_pushes + pushed);
+        (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes })
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
@@ -1731,6 +1746,9 @@ struct Gathered {
     backlog_logs: usize,
     /// The operations those logs held.
     backlog_ops: usize,
+    /// The operations pushed into those logs (more than they held where local absorption
+    /// shrank them).
+    backlog_pushes: usize,
 }
 
 impl Gathered {

@@ -26,8 +26,18 @@ pub(crate) struct Backlog<L: LogKind> {
     /// Operations gathered by an earlier synchronize that did not run because one of
     /// them panicked; they come before everything else.
     pub(crate) carry: L::Batch,
-    /// Evicted logs with the core they came from, oldest first.
-    pub(crate) evicted: Vec<(usize, L::Log)>,
+    /// Evicted and handed-off logs, oldest first.
+    pub(crate) evicted: Vec<Parked<L>>,
+}
+
+/// A log that left its slot (evicted, or handed off by its owner).
+pub(crate) struct Parked<L: LogKind> {
+    /// The core whose slot held it.
+    pub(crate) core: usize,
+    /// The operations pushed into it, absorbed or not (for the adaptive policy: how much
+    /// local absorption shrank it).
+    pub(crate) pushes: u32,
+    pub(crate) log: L::Log,
 }
 
 impl<L: LogKind> Default for Backlog<L> {
@@ -67,12 +77,12 @@ impl<L: LogKind> Pending<L> {
         &self.shards[hash as usize & (self.shards.len() - 1)]
     }
 
-    /// Adds an evicted log of object `id`, whose word is `word`, from `core`; returns how many
-    /// evicted logs the object now has waiting.
-    pub(crate) fn push_evicted(&self, id: u64, word: &Word, core: usize, log: L::Log) -> usize {
+    /// Adds a log of object `id`, whose word is `word`, that left its slot; returns how many
+    /// such logs the object now has waiting.
+    pub(crate) fn push_evicted(&self, id: u64, word: &Word, parked: Parked<L>) -> usize {
         let mut map = self.shard(id).map.lock();
         let evicted = &mut map.entry(id).or_default().evicted;
-        evicted.push((core, log));
+        evicted.push(parked);
         let waiting = evicted.len();
         mark(word, waiting == 1);
         waiting
@@ -142,20 +152,22 @@ mod tests {
         let word = |w: &Word| w.load(Ordering::SeqCst);
         assert_eq!(p.evicted_count(7, word(&w7)), 0);
         assert!(p.take(7, &w7).is_none());
-        p.push_evicted(7, &w7, 0, 3);
+        let parked = |core, log| Parked { core, pushes: 2, log };
+        let logs = |b: Backlog<CounterLog>| b.evicted.iter().map(|p| (p.core, p.log)).collect::<Vec<_>>();
+        p.push_evicted(7, &w7, parked(0, 3));
         assert_eq!(word(&w7), BACKLOG);
-        p.push_evicted(7, &w7, 1, 4);
-        p.push_evicted(11, &w11, 0, 1);
+        p.push_evicted(7, &w7, parked(1, 4));
+        p.push_evicted(11, &w11, parked(0, 1));
         assert_eq!(p.evicted_count(7, word(&w7)), 2);
         assert_eq!(p.len(), 2);
         let b = p.take(7, &w7).unwrap();
-        assert_eq!(b.evicted, vec![(0, 3), (1, 4)]);
+        assert_eq!(logs(b), vec![(0, 3), (1, 4)]);
         assert_eq!(word(&w7), 0, "taking the entry clears the bit");
         assert_eq!(p.evicted_count(7, word(&w7)), 0);
         p.put_carry(7, &w7, 9);
         assert_eq!(word(&w7), BACKLOG);
         assert_eq!(p.take(7, &w7).unwrap().carry, 9);
-        assert_eq!(p.take(11, &w11).unwrap().evicted, vec![(0, 1)]);
+        assert_eq!(logs(p.take(11, &w11).unwrap()), vec![(0, 1)]);
         assert_eq!((p.len(), word(&w7), word(&w11)), (0, 0, 0));
     }
 }

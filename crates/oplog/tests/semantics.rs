@@ -116,6 +116,37 @@ fn a_synced_guard_gives_mutable_access_and_blocks_other_readers_only() {
     assert_eq!(set.read(|s| s.iter().copied().collect::<Vec<_>>()), vec![1, 2, 7]);
 }
 
+/// One thread's updates and no read: the full logs its owner hands off weigh, when their
+/// backlog is applied, as flushes from one core, and the object goes direct (logging saves
+/// one core nothing but its lock). Where local absorption shrank those logs (here each
+/// remove cancels the add before it), logging pays, and the object stays logged.
+#[test]
+fn an_object_updated_by_one_thread_alone_goes_direct_unless_absorption_pays() {
+    use oplog::Representation::{Direct, Logged};
+    let _g = SWITCHES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for absorb in [false, true] {
+        ABSORB_LOCAL.store(absorb, Ordering::SeqCst);
+        // Logs longer than the policy's count of pushes below which an evicted log did not
+        // pay for its slot (8).
+        let d = domain(Config::per_thread().max_log_len(16));
+        let execs = Arc::new(AtomicUsize::new(0));
+        let set = OpLog::with_domain(&d, BTreeSet::new());
+        // Enough full backlogs for the switch (4 in a row), several times over.
+        let rounds = 16 * d.backlog_limit() as u64 * 4;
+        for k in 0..rounds {
+            set.update(CountedOp::new(SetOp::Add(2 * k), &execs));
+            if absorb {
+                set.update(CountedOp::new(SetOp::Add(2 * k + 1), &execs));
+                set.update(CountedOp::new(SetOp::Remove(2 * k + 1), &execs));
+            }
+        }
+        let expected = if absorb { Logged } else { Direct };
+        assert_eq!(set.representation(), expected, "local absorption: {absorb}");
+        assert_eq!(set.read(BTreeSet::len), rounds as usize);
+    }
+    ABSORB_LOCAL.store(false, Ordering::SeqCst);
+}
+
 #[test]
 fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
     use oplog::Representation::{Adaptive, Direct, Logged};
