@@ -155,8 +155,9 @@
 //! the caller of [`OpLog::synchronize`] or [`OpLog::read`], or of the [`OpLog::update`]
 //! that ran the operations: one whose hand-off filled the object's backlog, one that
 //! applied its own backlog before taking a slot again, one that applied its own full log
-//! or a log it evicted from the cache (kinds whose logs may be applied alone:
-//! [`Update::APPLY_ALONE`], the counter), one whose eviction switched the evicted object to
+//! (kinds whose logs may be applied alone: [`Update::APPLY_ALONE`], the counter), one that
+//! applied a log it evicted from the cache (such kinds, or any log that was all the
+//! evicted object had logged), one whose eviction switched the evicted object to
 //! direct (the adaptive policy; the switch applies that object's logs), or a direct update
 //! (which applies what was logged before it).
 //! That update itself is always kept: it is logged (or applied) before the panic goes on.

@@ -459,14 +459,17 @@ fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
 /// Issue 16, item 1: an update that must first apply the object's backlog, in which an
 /// operation panics, is kept (the panic reaches it, as documented, but the update is
 /// logged before the panic resumes). Deterministic: one thread, one slot per core, so each
-/// update of `b` evicts `a`'s log into `a`'s backlog until the backlog is full. Pinned to
+/// update of `b` evicts `a`'s log into `a`'s backlog until the backlog is full. (64 per-CPU
+/// caches, 1,024 per-thread ones: more than the core mask's 31 bits, so an eviction cannot
+/// tell that the log it takes is all `a` has logged, which it would apply at once: see
+/// [`fault_an_evictor_that_applies_a_panicking_log_keeps_its_update`].) Pinned to
 /// the logged representation: adaptive objects evicted this often switch to direct, and the
 /// evictor that switches `a` would apply its backlog instead (see the next test).
 #[test]
 fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
     quiet_expected_panics();
     with_watchdog("update applying a panicking backlog", LIMIT, || {
-        for config in [Config::per_cpu(), Config::per_thread()] {
+        for config in [Config::per_cpu().cpus(64), Config::per_thread()] {
             let config = config.cache_slots(1).representation(oplog::Representation::Logged);
             let d = Domain::<Ordered<CountedOp>>::new(config).unwrap();
             let execs = Arc::new(AtomicUsize::new(0));
@@ -489,6 +492,38 @@ fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
                     }
                     let k = panicked_at.expect("a full backlog was applied by an update");
                     assert_eq!(a.read(sorted), (1..=k).collect::<Vec<_>>(), "the update that applied it was kept");
+                });
+            });
+        }
+    });
+}
+
+/// An eviction that takes a log which is all its object has logged (one core's, no
+/// backlog) applies it at once, running its operations in the evicting update: one that
+/// panics reaches that update (of another object), which is kept, as is every update that
+/// did not panic. Few enough caches that each core has a bit of its own in the core mask.
+#[test]
+fn fault_an_evictor_that_applies_a_panicking_log_keeps_its_update() {
+    quiet_expected_panics();
+    with_watchdog("evictor applying a panicking log", LIMIT, || {
+        for config in [Config::per_cpu().cpus(2), Config::per_thread().max_threads(4)] {
+            let config = config.cache_slots(1).representation(oplog::Representation::Logged);
+            let d = Domain::<Ordered<CountedOp>>::new(config).unwrap();
+            let execs = Arc::new(AtomicUsize::new(0));
+            let a = OpLog::with_domain(&d, BTreeSet::new());
+            let b = OpLog::with_domain(&d, BTreeSet::new());
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    pin_round_robin(0);
+                    a.update(CountedOp::new(SetOp::Add(1), &execs));
+                    a.update(CountedOp::panicking(&execs));
+                    a.update(CountedOp::new(SetOp::Add(2), &execs));
+                    let r = catch_unwind(AssertUnwindSafe(|| b.update(CountedOp::new(SetOp::Add(7), &execs))));
+                    let p = r.expect_err("the evicting update ran the panicking operation");
+                    assert!(panic_text(p).contains("panics on purpose"));
+                    assert_eq!(d.pending_logs(), 0, "the evicted log was applied, not parked");
+                    assert_eq!(b.read(sorted), vec![7], "the evicting update was kept");
+                    assert_eq!(a.read(sorted), vec![1, 2], "every update of `a` that did not panic was kept");
                 });
             });
         }

@@ -197,8 +197,8 @@ fn eviction_races_a_concurrent_read() {
 
 /// The eviction path against an update of the victim on another core and a synchronize of
 /// the victim: core 0's slot holds `a`'s log and `b`'s install evicts it (applied under a
-/// try-lock for the counter, moved to the backlog for the unordered log, the victim's bit
-/// for core 0 cleared either way) while core 1 updates `a` (setting its own bit) and the
+/// try-lock for the counter, and for the unordered log when it is all `a` has logged,
+/// else moved to the backlog; the victim's bit for core 0 cleared either way) while core 1 updates `a` (setting its own bit) and the
 /// main thread reads `a`. No update is lost or counted twice, and a read sees every update
 /// that completed before it began.
 #[test]
