@@ -159,7 +159,7 @@ impl Config {
     /// With the restartable sequence an update takes its slot without an atomic
     /// instruction, and a synchronize that must take a slot its owners entered so pays one
     /// `membarrier` (an interrupt on every CPU running the process: microseconds). Such a
-    /// slot then stays in *spin mode* (see [`percore::OwnerLock`](crate::percore::OwnerLock)):
+    /// slot (another CPU's: the reader's own needs no barrier) then stays in *spin mode* (see [`percore::OwnerLock`](crate::percore::OwnerLock)):
     /// its owners take its spin lock, and the next synchronizes take it without a barrier,
     /// until the owners have entered it [`SPIN_MODE_ENTRIES`](crate::percore::SPIN_MODE_ENTRIES)
     /// times with no synchronize taking it. So a slot read often costs what a spin-locked
