@@ -131,7 +131,7 @@ pub struct CacheStats {
     /// Installs that displaced another object's non-empty log.
     pub evictions: u64,
     /// Of those, the logs that went to their object's backlog (the rest were applied at
-    /// once, kinds whose logs may be applied alone).
+    /// once: logs that may be applied alone, or that were all their object had logged).
     pub evictions_to_backlog: u64,
     /// Full logs their owner moved to the object's backlog.
     pub hand_offs: u64,
