@@ -937,10 +937,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 d.stats.count(core, Event::EvictionToBacklog);
             };
             if locked(&mut cleared) {
-                let logs = v.get().word.logs(Ordering::SeqCst);
-                let all_logged =
-                    d.slots.cores() <= CORE_BIT_COUNT && logs & BACKLOG == 0 && logs & CORE_BITS & !core_bit(core) == 0;
-                let batch = if L::APPLY_ALONE || all_logged {
+                let batch = if L::APPLY_ALONE || v.logged_on_core_only(core) {
                     // The victim stops looking quiescent to concurrent readers when this slot
                     // publishes its new owner: they must wait for the apply.
                     // (Biased, the bit waits until they are gone: one that passed the bias
@@ -980,6 +977,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
             word.set_logs(core_bit(core));
         }
         Ok(eviction)
+    }
+
+    /// Whether `core`'s log is all this object has logged: no backlog, and no other core's
+    /// bit in its mask, where each core has a bit of its own (at most
+    /// [`CORE_BIT_COUNT`] cores). The object lock is held, so logs of updates that
+    /// completed before show in the mask.
+    fn logged_on_core_only(self, core: usize) -> bool {
+        let logs = self.get().word.logs(Ordering::SeqCst);
+        self.domain().slots.cores() <= CORE_BIT_COUNT && logs & BACKLOG == 0 && logs & CORE_BITS & !core_bit(core) == 0
     }
 
     /// Applies this object's backlog of `waiting` evicted logs before it takes a slot again

@@ -469,34 +469,56 @@ fn fault_updates_continue_while_a_guard_is_held_in_every_representation() {
 fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
     quiet_expected_panics();
     with_watchdog("update applying a panicking backlog", LIMIT, || {
-        for config in [Config::per_cpu().cpus(64), Config::per_thread()] {
-            let config = config.cache_slots(1).representation(oplog::Representation::Logged);
-            let d = Domain::<Ordered<CountedOp>>::new(config).unwrap();
-            let execs = Arc::new(AtomicUsize::new(0));
-            let a = OpLog::with_domain(&d, BTreeSet::new());
-            let b = OpLog::with_domain(&d, BTreeSet::new());
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    pin_round_robin(0);
-                    a.update(CountedOp::panicking(&execs));
-                    b.update(CountedOp::new(SetOp::Add(0), &execs));
-                    let mut panicked_at = None;
-                    for k in 1..=2 * d.backlog_limit() as u64 + 2 {
-                        let r = catch_unwind(AssertUnwindSafe(|| a.update(CountedOp::new(SetOp::Add(k), &execs))));
-                        if let Err(p) = r {
-                            assert!(panic_text(p).contains("panics on purpose"));
-                            panicked_at = Some(k);
-                            break;
-                        }
-                        b.update(CountedOp::new(SetOp::Add(k), &execs));
+        two_objects_on_one_slot(
+            [logged(Config::per_cpu().cpus(64)), logged(Config::per_thread())],
+            |d, a, b, execs| {
+                a.update(CountedOp::panicking(execs));
+                b.update(CountedOp::new(SetOp::Add(0), execs));
+                let mut panicked_at = None;
+                for k in 1..=2 * d.backlog_limit() as u64 + 2 {
+                    let r = catch_unwind(AssertUnwindSafe(|| a.update(CountedOp::new(SetOp::Add(k), execs))));
+                    if let Err(p) = r {
+                        assert!(panic_text(p).contains("panics on purpose"));
+                        panicked_at = Some(k);
+                        break;
                     }
-                    let k = panicked_at.expect("a full backlog was applied by an update");
-                    assert_eq!(a.read(sorted), (1..=k).collect::<Vec<_>>(), "the update that applied it was kept");
-                });
-            });
-        }
+                    b.update(CountedOp::new(SetOp::Add(k), execs));
+                }
+                let k = panicked_at.expect("a full backlog was applied by an update");
+                assert_eq!(a.read(sorted), (1..=k).collect::<Vec<_>>(), "the update that applied it was kept");
+            },
+        );
     });
 }
+
+/// Runs `body` for each of `configs` (given one slot per core) on one thread pinned to a
+/// CPU, with the domain, two fresh objects `a`
+/// and `b` (whose updates evict each other's logs) and the count of operations run.
+fn two_objects_on_one_slot(
+    configs: [Config; 2],
+    body: impl Fn(&Domain<Ordered<CountedOp>>, &Set, &Set, &Arc<AtomicUsize>) + Sync,
+) {
+    for config in configs {
+        let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(1)).unwrap();
+        let execs = Arc::new(AtomicUsize::new(0));
+        let a = OpLog::with_domain(&d, BTreeSet::new());
+        let b = OpLog::with_domain(&d, BTreeSet::new());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                pin_round_robin(0);
+                body(&d, &a, &b, &execs);
+            });
+        });
+    }
+}
+
+/// `config` pinned to the logged representation.
+fn logged(config: Config) -> Config {
+    config.representation(oplog::Representation::Logged)
+}
+
+/// The objects of [`two_objects_on_one_slot`].
+type Set = OpLog<Ordered<CountedOp>>;
 
 /// An eviction that takes a log which is all its object has logged (one core's, no
 /// backlog) applies it at once, running its operations in the evicting update: one that
@@ -506,27 +528,18 @@ fn fault_an_update_that_applies_a_panicking_backlog_is_kept() {
 fn fault_an_evictor_that_applies_a_panicking_log_keeps_its_update() {
     quiet_expected_panics();
     with_watchdog("evictor applying a panicking log", LIMIT, || {
-        for config in [Config::per_cpu().cpus(2), Config::per_thread().max_threads(4)] {
-            let config = config.cache_slots(1).representation(oplog::Representation::Logged);
-            let d = Domain::<Ordered<CountedOp>>::new(config).unwrap();
-            let execs = Arc::new(AtomicUsize::new(0));
-            let a = OpLog::with_domain(&d, BTreeSet::new());
-            let b = OpLog::with_domain(&d, BTreeSet::new());
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    pin_round_robin(0);
-                    a.update(CountedOp::new(SetOp::Add(1), &execs));
-                    a.update(CountedOp::panicking(&execs));
-                    a.update(CountedOp::new(SetOp::Add(2), &execs));
-                    let r = catch_unwind(AssertUnwindSafe(|| b.update(CountedOp::new(SetOp::Add(7), &execs))));
-                    let p = r.expect_err("the evicting update ran the panicking operation");
-                    assert!(panic_text(p).contains("panics on purpose"));
-                    assert_eq!(d.pending_logs(), 0, "the evicted log was applied, not parked");
-                    assert_eq!(b.read(sorted), vec![7], "the evicting update was kept");
-                    assert_eq!(a.read(sorted), vec![1, 2], "every update of `a` that did not panic was kept");
-                });
-            });
-        }
+        let configs = [logged(Config::per_cpu().cpus(2)), logged(Config::per_thread().max_threads(4))];
+        two_objects_on_one_slot(configs, |d, a, b, execs| {
+            a.update(CountedOp::new(SetOp::Add(1), execs));
+            a.update(CountedOp::panicking(execs));
+            a.update(CountedOp::new(SetOp::Add(2), execs));
+            let r = catch_unwind(AssertUnwindSafe(|| b.update(CountedOp::new(SetOp::Add(7), execs))));
+            let p = r.expect_err("the evicting update ran the panicking operation");
+            assert!(panic_text(p).contains("panics on purpose"));
+            assert_eq!(d.pending_logs(), 0, "the evicted log was applied, not parked");
+            assert_eq!(b.read(sorted), vec![7], "the evicting update was kept");
+            assert_eq!(a.read(sorted), vec![1, 2], "every update of `a` that did not panic was kept");
+        });
     });
 }
 
@@ -539,36 +552,27 @@ fn fault_an_evictor_that_applies_a_panicking_log_keeps_its_update() {
 fn fault_an_evictor_that_switches_its_victim_keeps_its_update() {
     quiet_expected_panics();
     with_watchdog("evictor switching a victim with a panicking backlog", LIMIT, || {
-        for config in [Config::per_cpu(), Config::per_thread()] {
-            let d = Domain::<Ordered<CountedOp>>::new(config.cache_slots(1)).unwrap();
-            let execs = Arc::new(AtomicUsize::new(0));
-            let a = OpLog::with_domain(&d, BTreeSet::new());
-            let b = OpLog::with_domain(&d, BTreeSet::new());
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    pin_round_robin(0);
-                    a.update(CountedOp::panicking(&execs));
-                    let (mut to_a, mut to_b) = (Vec::new(), Vec::new());
-                    let mut panicked = false;
-                    for k in 0..=4 * d.backlog_limit() as u64 {
-                        for (o, keys) in [(&b, &mut to_b), (&a, &mut to_a)] {
-                            let r = catch_unwind(AssertUnwindSafe(|| o.update(CountedOp::new(SetOp::Add(k), &execs))));
-                            keys.push(k);
-                            if let Err(p) = r {
-                                assert!(panic_text(p).contains("panics on purpose"));
-                                panicked = true;
-                            }
-                        }
-                        if panicked {
-                            break;
-                        }
+        two_objects_on_one_slot([Config::per_cpu(), Config::per_thread()], |d, a, b, execs| {
+            a.update(CountedOp::panicking(execs));
+            let (mut to_a, mut to_b) = (Vec::new(), Vec::new());
+            let mut panicked = false;
+            for k in 0..=4 * d.backlog_limit() as u64 {
+                for (o, keys) in [(b, &mut to_b), (a, &mut to_a)] {
+                    let r = catch_unwind(AssertUnwindSafe(|| o.update(CountedOp::new(SetOp::Add(k), execs))));
+                    keys.push(k);
+                    if let Err(p) = r {
+                        assert!(panic_text(p).contains("panics on purpose"));
+                        panicked = true;
                     }
-                    assert!(panicked, "the panicking operation ran");
-                    assert_eq!(a.read(sorted), to_a, "no update of `a` was lost");
-                    assert_eq!(b.read(sorted), to_b, "no update of `b` was lost, the evictor's included");
-                });
-            });
-        }
+                }
+                if panicked {
+                    break;
+                }
+            }
+            assert!(panicked, "the panicking operation ran");
+            assert_eq!(a.read(sorted), to_a, "no update of `a` was lost");
+            assert_eq!(b.read(sorted), to_b, "no update of `b` was lost, the evictor's included");
+        });
     });
 }
 

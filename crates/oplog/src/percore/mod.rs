@@ -448,13 +448,12 @@ impl<S: Send> PerCore<S> {
             // The calling thread's own per-thread slots need none: their one owner is not
             // inside them, it is here (and sees its own earlier stores in program order).
             // Index 0 is shared, never owned.
-            let own = match self.mode {
+            let mut own = match self.mode {
                 CoreMode::PerThread => threads::claimed(self.pool_id).filter(|&c| c != 0),
                 CoreMode::PerCpu => None,
             };
             let mut cpus: SmallVec<[usize; INLINE_SLOTS]> = SmallVec::new();
             let mut all = false;
-            let mut own = own;
             for &(core, _, s) in &slots {
                 if s.lock.remote_begin() && Some(core) != own {
                     match self.mode {
