@@ -20,7 +20,7 @@ use common::structures::{
     Structure, any_set_plans, entry_plans, identity_set_plans, lru_plans, open_files_plans, queue_plans, rmap_plans,
 };
 use common::{
-    CollidingSets, CounterAdapter, SetAdapter, SwitchingSetAdapter, check, check_both_slot_kinds, check_with,
+    CollidingSets, CounterAdapter, SetAdapter, SwitchingAdapter, check, check_both_slot_kinds, check_with,
     counter_storm, set_storm,
 };
 use oplog::{Config, Domain, LogKind, Representation};
@@ -91,12 +91,24 @@ fn ordered_set_logged() {
 
 #[test]
 fn ordered_set_switching_representation_mid_history() {
-    check(SwitchingSetAdapter(SetAdapter::<true>::new(Config::per_cpu(), "per-CPU", true)));
+    check(SwitchingAdapter(SetAdapter::<true>::new(Config::per_cpu(), "per-CPU", true)));
 }
 
 #[test]
 fn counter_direct() {
     check(CounterAdapter::new(Config::per_thread().representation(Representation::Direct), "per-thread, direct"));
+}
+
+#[test]
+fn counter_direct_per_cpu() {
+    check(CounterAdapter::new(Config::per_cpu().representation(Representation::Direct), "per-CPU, direct"));
+}
+
+/// Direct updates fold into the counter's direct log while others log in their slots: a
+/// read takes both at one instant.
+#[test]
+fn counter_switching_representation_mid_history() {
+    check(SwitchingAdapter(CounterAdapter::new(Config::per_cpu(), "per-CPU")));
 }
 
 #[test]

@@ -6,12 +6,11 @@
 
 use crate::cache_stats::{CacheCounters, CacheStats};
 use crate::log::LogKind;
-use crate::object::{Shared, Thresholds};
+use crate::object::{ObjectSlab, Thresholds};
 use crate::pending::Pending;
 use crate::readers::Readers;
 
 use crate::percore::{CoreMode, PerCore};
-use crate::slab::Slab;
 use crate::slot::SlotData;
 use ordo::Clock;
 use std::any::{Any, TypeId};
@@ -267,7 +266,7 @@ pub struct Domain<L: LogKind> {
     /// Where concurrent reads announce themselves (see `readers`).
     pub(crate) readers: Readers,
     /// Where this domain's objects live (see `slab`).
-    pub(crate) slab: Slab<Shared<L>>,
+    pub(crate) slab: ObjectSlab<L>,
     /// What the log caches did (see `cache_stats`).
     pub(crate) stats: CacheCounters,
 }
@@ -342,7 +341,7 @@ impl<L: LogKind> Domain<L> {
             slots,
             pending: Pending::new(4 * ncpus.clamp(4, 1024)),
             readers: Readers::new(ordo::cpu::possible()),
-            slab: Slab::new(),
+            slab: ObjectSlab::new(),
             stats: CacheCounters::new(cores),
         }))
     }

@@ -8,9 +8,16 @@
 //! Entries are packed in chunks of at least 16 KiB, each aligned to its own size and
 //! starting with a header naming the slab's owner (the domain). An entry finds its owner by
 //! masking its address, so objects do not store a pointer to their domain: a counter costs
-//! its 8-byte handle plus a 16-byte entry (its lock word and value), with no per-object
-//! allocator header. Freed entries are reused; chunks live until the slab is dropped, which
-//! the domain does only once no object exists (every object holds its domain).
+//! its 8-byte handle plus a 16-byte entry (its lock word and value) and an 8-byte companion
+//! (below), with no per-object allocator header. Freed entries are reused; chunks live
+//! until the slab is dropped, which the domain does only once no object exists (every
+//! object holds its domain).
+//!
+//! Each entry may have a *companion* of type `C` (zero-sized by default), kept in an array
+//! after the chunk's entries rather than inside the entry, and found from the entry's
+//! address ([`Slab::companion`]): the counter's direct log, which direct updates write
+//! while the entry's lock word stays read-only (so the word's line stays in every updating
+//! core's cache, and each update moves one line, as a plain atomic counter's does).
 
 use crate::primitive::Mutex;
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
@@ -25,9 +32,11 @@ struct Header {
     owner: *const (),
 }
 
-/// A slab of `T`s at stable addresses, each of which can find the slab's owner.
-pub(crate) struct Slab<T> {
+/// A slab of `T`s at stable addresses, each of which can find the slab's owner and its
+/// companion `C`.
+pub(crate) struct Slab<T, C = ()> {
     inner: Mutex<Inner<T>>,
+    _companion: std::marker::PhantomData<C>,
 }
 
 struct Inner<T> {
@@ -44,32 +53,98 @@ struct Inner<T> {
 // SAFETY: the slab only hands out and takes back entries; the values in them are reached by
 // their owners (`OpLog` handles), which are Send/Sync only when `T`'s contents are. The
 // bookkeeping is behind the mutex, and the owner pointers in chunk headers are only read.
-unsafe impl<T: Send> Send for Slab<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Slab<T> {}
+unsafe impl<T: Send, C: Send + Sync> Send for Slab<T, C> {}
+// SAFETY: as above; companions are reached, shared, by their entries' owners.
+unsafe impl<T: Send, C: Send + Sync> Sync for Slab<T, C> {}
 
-impl<T> Slab<T> {
+impl<T, C> Slab<T, C> {
     /// Bytes in a chunk: a power of two, so an entry's chunk is its address rounded down.
     const CHUNK_BYTES: usize = {
-        let need = Self::FIRST + std::mem::size_of::<T>();
+        // Room for one entry and its companion, with the companions' alignment.
+        let need = Self::FIRST + std::mem::size_of::<T>() + std::mem::align_of::<C>() + std::mem::size_of::<C>();
         let bytes = if need > MIN_CHUNK_BYTES { need.next_power_of_two() } else { MIN_CHUNK_BYTES };
-        assert!(std::mem::align_of::<T>() <= bytes);
+        assert!(std::mem::align_of::<T>() <= bytes && std::mem::align_of::<C>() <= bytes);
         bytes
     };
     /// Offset of the first entry in a chunk.
     const FIRST: usize = std::mem::size_of::<Header>().next_multiple_of(std::mem::align_of::<T>());
-    /// Entries per chunk.
-    const PER_CHUNK: usize = (Self::CHUNK_BYTES - Self::FIRST) / std::mem::size_of::<T>();
+    /// Entries per chunk (the companions' alignment may cost up to one more companion).
+    const PER_CHUNK: usize = (Self::CHUNK_BYTES - Self::FIRST - std::mem::align_of::<C>())
+        / (std::mem::size_of::<T>() + std::mem::size_of::<C>());
+    /// Offset of the first companion in a chunk: after the entries.
+    const SIDE: usize =
+        (Self::FIRST + Self::PER_CHUNK * std::mem::size_of::<T>()).next_multiple_of(std::mem::align_of::<C>());
+    const _FITS: () = assert!(Self::SIDE + Self::PER_CHUNK * std::mem::size_of::<C>() <= Self::CHUNK_BYTES);
 
     pub(crate) fn new() -> Self {
         assert!(std::mem::size_of::<T>() > 0, "slab entries must have a size");
-        Self { inner: Mutex::new(Inner { chunks: Vec::new(), used: 0, free: Vec::new(), live: 0 }, "Slab.inner") }
+        let () = Self::_FITS;
+        Self {
+            inner: Mutex::new(Inner { chunks: Vec::new(), used: 0, free: Vec::new(), live: 0 }, "Slab.inner"),
+            _companion: std::marker::PhantomData,
+        }
     }
 
     fn layout() -> Layout {
         Layout::from_size_align(Self::CHUNK_BYTES, Self::CHUNK_BYTES).expect("a power-of-two chunk is a valid layout")
     }
 
+    /// The companion of `entry`, after the chunk's entries at the same index.
+    ///
+    /// # Safety
+    /// `entry` points into a live chunk of this kind of slab (it came from `alloc`).
+    #[inline(always)]
+    pub(crate) unsafe fn companion(entry: *const T) -> *const C {
+        let offset = entry.addr() & (Self::CHUNK_BYTES - 1);
+        let index = (offset - Self::FIRST) / std::mem::size_of::<T>();
+        // SAFETY: the entry lies in a chunk (aligned to CHUNK_BYTES) at FIRST + index *
+        // size_of::<T>() with index < PER_CHUNK, so its companion lies at SIDE + index *
+        // size_of::<C>(), inside the same allocation (`_FITS`), aligned for C; the pointer
+        // keeps the entry's provenance (the whole chunk).
+        unsafe { entry.cast::<u8>().sub(offset).add(Self::SIDE + index * std::mem::size_of::<C>()).cast::<C>() }
+    }
+
+    /// The `owner` given to [`Slab::alloc`] for the chunk holding `entry`.
+    ///
+    /// # Safety
+    /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).
+    #[inline(always)]
+    pub(crate) unsafe fn owner_of(entry: *const T) -> *const () {
+        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
+        // SAFETY: chunks are aligned to CHUNK_BYTES and start with a header, so rounding an
+        // entry's address down to a multiple of CHUNK_BYTES gives its chunk's header; the
+        // pointer keeps the entry's provenance (the whole chunk allocation).
+        unsafe { (*header).owner }
+    }
+
+    /// Gives an entry back for reuse.
+    ///
+    /// # Safety
+    /// `entry` came from [`Slab::alloc`] on this slab, its value has been dropped or moved
+    /// out, and nothing uses it afterwards.
+    pub(crate) unsafe fn free(&self, entry: NonNull<T>) {
+        // SAFETY: the entry came from `alloc`, which wrote its companion; nothing uses it now.
+        unsafe { Self::companion(entry.as_ptr()).cast_mut().drop_in_place() };
+        let mut s = self.inner.lock();
+        s.live -= 1;
+        s.free.push(entry);
+    }
+
+    /// Bytes the slab holds (chunks and its free list), for memory reports.
+    pub(crate) fn footprint(&self) -> usize {
+        let s = self.inner.lock();
+        s.chunks.len() * Self::CHUNK_BYTES
+            + s.free.capacity() * std::mem::size_of::<NonNull<T>>()
+            + s.chunks.capacity() * std::mem::size_of::<NonNull<Header>>()
+    }
+
+    /// Entries holding a value.
+    pub(crate) fn live(&self) -> usize {
+        self.inner.lock().live
+    }
+}
+
+impl<T, C: Default> Slab<T, C> {
     /// Moves `value` into a free entry and returns its address, stable until [`Slab::free`].
     /// `owner` is what [`Slab::owner_of`] returns for the entries; it must be the same on
     /// every call.
@@ -101,50 +176,17 @@ impl<T> Slab<T> {
             }
         };
         // SAFETY: `entry` is inside a live chunk, aligned, and unused (fresh or given back by
-        // `free`), so writing a value into it overwrites nothing live.
-        unsafe { entry.as_ptr().write(value) };
+        // `free`), so writing a value into it, and a fresh companion into its companion,
+        // overwrites nothing live (a given-back entry's companion was dropped by `free`).
+        unsafe {
+            entry.as_ptr().write(value);
+            Self::companion(entry.as_ptr()).cast_mut().write(C::default());
+        }
         entry
-    }
-
-    /// The `owner` given to [`Slab::alloc`] for the chunk holding `entry`.
-    ///
-    /// # Safety
-    /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).
-    #[inline(always)]
-    pub(crate) unsafe fn owner_of(entry: *const T) -> *const () {
-        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
-        // SAFETY: chunks are aligned to CHUNK_BYTES and start with a header, so rounding an
-        // entry's address down to a multiple of CHUNK_BYTES gives its chunk's header; the
-        // pointer keeps the entry's provenance (the whole chunk allocation).
-        unsafe { (*header).owner }
-    }
-
-    /// Gives an entry back for reuse.
-    ///
-    /// # Safety
-    /// `entry` came from [`Slab::alloc`] on this slab, its value has been dropped or moved
-    /// out, and nothing uses it afterwards.
-    pub(crate) unsafe fn free(&self, entry: NonNull<T>) {
-        let mut s = self.inner.lock();
-        s.live -= 1;
-        s.free.push(entry);
-    }
-
-    /// Bytes the slab holds (chunks and its free list), for memory reports.
-    pub(crate) fn footprint(&self) -> usize {
-        let s = self.inner.lock();
-        s.chunks.len() * Self::CHUNK_BYTES
-            + s.free.capacity() * std::mem::size_of::<NonNull<T>>()
-            + s.chunks.capacity() * std::mem::size_of::<NonNull<Header>>()
-    }
-
-    /// Entries holding a value.
-    pub(crate) fn live(&self) -> usize {
-        self.inner.lock().live
     }
 }
 
-impl<T> Drop for Slab<T> {
+impl<T, C> Drop for Slab<T, C> {
     fn drop(&mut self) {
         let s = self.inner.lock();
         debug_assert_eq!(s.live, 0, "a slab dropped while entries are in use");
@@ -173,7 +215,7 @@ mod tests {
             // SAFETY: all entries are live and hold the values written.
             assert_eq!(unsafe { p.as_ref() }[0], i as u64);
             // SAFETY: the entry came from `alloc`.
-            assert_eq!(unsafe { Slab::owner_of(p.as_ptr()) }, owner);
+            assert_eq!(unsafe { Slab::<[u64; 2]>::owner_of(p.as_ptr()) }, owner);
         }
         // SAFETY: each entry is freed once and not used again.
         unsafe { slab.free(ptrs[7]) };
@@ -196,8 +238,70 @@ mod tests {
         assert_eq!(Slab::<[u8; 40_000]>::CHUNK_BYTES, 64 * 1024);
         let p = slab.alloc([1; 40_000], std::ptr::null());
         // SAFETY: the entry came from `alloc`.
-        assert!(unsafe { Slab::owner_of(p.as_ptr()) }.is_null());
+        assert!(unsafe { Slab::<[u8; 40_000]>::owner_of(p.as_ptr()) }.is_null());
         // SAFETY: freed once.
         unsafe { slab.free(p) };
+    }
+
+    /// A companion that counts how many are alive, to check that `alloc` makes and `free`
+    /// drops one per entry.
+    #[derive(Debug)]
+    struct Counted(u64);
+
+    static ALIVE: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+
+    impl Default for Counted {
+        fn default() -> Self {
+            ALIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Counted(0)
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            ALIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Every entry has its own companion, fresh from `alloc`, outside the entry, inside the
+    /// chunk, found again from the entry's address; `free` drops it, and a reused entry gets
+    /// a fresh one.
+    #[test]
+    fn each_entry_has_its_own_companion() {
+        type S = Slab<[u64; 2], Counted>;
+        let slab = S::new();
+        let n = 2 * S::PER_CHUNK + 3;
+        let ptrs: Vec<_> = (0..n as u64).map(|i| slab.alloc([i, i], std::ptr::null())).collect();
+        assert_eq!(ALIVE.load(std::sync::atomic::Ordering::Relaxed), n as isize);
+        for (i, p) in ptrs.iter().enumerate() {
+            // SAFETY: the entry came from `alloc`; its companion is alive and only this
+            // test touches it.
+            let c = unsafe { &mut *S::companion(p.as_ptr()).cast_mut() };
+            assert_eq!(c.0, 0, "a fresh companion");
+            c.0 = i as u64 + 1;
+            let (entry, side) = (p.as_ptr().addr(), std::ptr::from_ref(c).addr());
+            assert!(side >= entry + 16 || side + 8 <= entry, "outside the entry");
+            assert_eq!(entry & !(S::CHUNK_BYTES - 1), side & !(S::CHUNK_BYTES - 1), "in the entry's chunk");
+        }
+        for (i, p) in ptrs.iter().enumerate() {
+            // SAFETY: as above.
+            assert_eq!(unsafe { &*S::companion(p.as_ptr()) }.0, i as u64 + 1, "each its own");
+        }
+        // SAFETY: freed once, not used again.
+        unsafe { slab.free(ptrs[4]) };
+        assert_eq!(ALIVE.load(std::sync::atomic::Ordering::Relaxed), n as isize - 1);
+        let again = slab.alloc([0, 0], std::ptr::null());
+        assert_eq!(again, ptrs[4]);
+        // SAFETY: the entry came from `alloc`.
+        assert_eq!(unsafe { &*S::companion(again.as_ptr()) }.0, 0, "a reused entry gets a fresh companion");
+        for (i, p) in ptrs.into_iter().enumerate() {
+            if i != 4 {
+                // SAFETY: as above.
+                unsafe { slab.free(p) };
+            }
+        }
+        // SAFETY: as above.
+        unsafe { slab.free(again) };
+        assert_eq!(ALIVE.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
 }

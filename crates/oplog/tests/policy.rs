@@ -1,15 +1,25 @@
-//! The adaptive policy's switch of a direct object back to logged, through the public API.
+//! The adaptive policy's switches of counters, through the public API: a direct counter
+//! updated by several threads goes back to logged; a logged counter updated by one thread
+//! goes direct, one updated by two threads stays logged.
 //!
 //! Alone in its file on purpose: the policy counts changes of updater by a 2-bit tag each
 //! thread takes on its first direct update, so the two threads of a test must take
 //! consecutive tags, which tests running beside them in the same process could interleave.
+//! (The tests here that use no tag run in their own threads too: each thread samples its
+//! updates from its first one on.)
 
 use oplog::{Config, Counter, CounterLog, Domain, Representation};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A thread's counter updates are seen by the policy one in this many (`object`'s
+/// `SAMPLE_EVERY`); the others write nothing it sees.
+const SAMPLE_EVERY: usize = 64;
+
 /// Increments of a direct counter, alternated between two threads (each one a change of
-/// updater): more than the policy's `WEIGHT_MAX` (31) of them, with no read between.
-const ROUNDS: usize = 40;
+/// updater): 16 sampled ones per thread, more than the policy needs (four changes of
+/// updater between samples, each weighing 8, reach its `WEIGHT_MAX` of 31), with no read
+/// between.
+const ROUNDS: usize = 32 * SAMPLE_EVERY;
 
 /// A direct counter `a` and a logged counter `b` sharing the one slot of a per-thread
 /// domain's caches; if `b_logged`, each thread first logs an increment of `b` in its slot.
@@ -51,4 +61,72 @@ fn alternate(b_logged: bool) -> Representation {
 fn a_direct_object_goes_back_to_logged_unless_its_slot_holds_another_log() {
     assert_eq!(alternate(false), Representation::Logged, "changes of updater: logging pays");
     assert_eq!(alternate(true), Representation::Direct, "the slot holds another object's log");
+}
+
+/// Runs `blocks` blocks of [`SAMPLE_EVERY`] increments of `counter`, alternating between
+/// `threads` threads (block `i` on thread `i % threads`), so each thread's sampled update
+/// falls in each of its blocks.
+fn alternate_blocks(counter: &Counter, threads: usize, blocks: usize) {
+    let turn = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for me in 0..threads {
+            let turn = &turn;
+            s.spawn(move || {
+                for _ in (me..blocks).step_by(threads) {
+                    while turn.load(Ordering::Acquire) % threads != me {
+                        std::hint::spin_loop();
+                    }
+                    (0..SAMPLE_EVERY).for_each(|_| counter.inc());
+                    turn.fetch_add(1, Ordering::Release);
+                }
+            });
+        }
+    });
+}
+
+/// A counter that only one thread updates goes direct without a read (no flush tells: its
+/// log never fills): the sampled update sees no other core's bit in the mask. Its direct
+/// updates then fold into the direct log, one atomic add each, and a read sees them all.
+#[test]
+fn a_counter_updated_by_one_thread_goes_direct_without_a_read() {
+    let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
+    let c = Counter::with_domain(&d, 0);
+    alternate_blocks(&c, 1, 8);
+    assert_eq!(c.as_oplog().representation(), Representation::Direct);
+    assert_eq!(c.read(), 8 * SAMPLE_EVERY as i64);
+}
+
+/// A counter that two threads (two cores of a per-thread domain) update stays logged, each
+/// thread folding into its own core's log: the sampled updates see the other core's bit.
+#[test]
+fn a_counter_updated_by_two_threads_stays_logged() {
+    let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
+    let c = Counter::with_domain(&d, 0);
+    alternate_blocks(&c, 2, 16);
+    assert_eq!(c.as_oplog().representation(), Representation::Logged);
+    assert_eq!(c.read(), 16 * SAMPLE_EVERY as i64);
+}
+
+/// A read holding the lock of a direct counter (a `Synced` guard) does not stop its direct
+/// updates, and they do not log themselves: they add to the direct log without the lock
+/// (only the sampled one, one in [`SAMPLE_EVERY`], takes the lock's path and, finding it
+/// taken, logs itself). The guard's value does not move; the next read sees every update.
+#[test]
+fn direct_counter_updates_go_on_while_a_guard_holds_the_lock() {
+    let d =
+        Domain::<CounterLog>::new(Config::per_thread().max_threads(2).representation(Representation::Direct)).unwrap();
+    let c = Counter::with_domain(&d, 5);
+    let n = 16 * SAMPLE_EVERY;
+    {
+        let guard = c.as_oplog().synchronize();
+        assert_eq!(*guard, 5);
+        std::thread::scope(|s| {
+            s.spawn(|| (0..n).for_each(|_| c.inc()));
+        });
+        assert_eq!(*guard, 5, "the guard's instance does not move");
+    }
+    assert_eq!(c.read(), 5 + n as i64);
+    // The read gathered what was logged, and counted it.
+    let logged = d.cache_stats().updates;
+    assert!(logged <= 16, "only the sampled updates logged themselves, not {logged}");
 }

@@ -259,39 +259,60 @@ impl Adapter for CollidingSets {
     }
 }
 
-/// An ordered set whose every call first moves it to the other representation
+/// An object whose every call first moves it to the other representation
 /// ([`OpLog::switch_representation`]), so histories switch between logged and direct
 /// updates while other threads' operations are in flight.
-pub struct SwitchingSet {
-    set: SetObject<true>,
+pub struct Switching<O> {
+    object: O,
     calls: std::sync::atomic::AtomicUsize,
 }
 
-impl Concurrent<SetModel> for SwitchingSet {
-    fn call(&self, op: &SetOp) -> SetRet {
-        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let to = if n.is_multiple_of(2) { oplog::Representation::Direct } else { oplog::Representation::Logged };
-        self.set.0.switch_representation(to);
-        self.set.call(op)
+/// An object under test that can switch its representation.
+pub trait Switchable {
+    /// [`OpLog::switch_representation`] of the object.
+    fn switch_representation(&self, to: oplog::Representation);
+}
+
+impl Switchable for SetObject<true> {
+    fn switch_representation(&self, to: oplog::Representation) {
+        self.0.switch_representation(to);
     }
 }
 
-/// [`SwitchingSet`]s of one domain.
-pub struct SwitchingSetAdapter(pub SetAdapter<true>);
+impl Switchable for CounterObject {
+    fn switch_representation(&self, to: oplog::Representation) {
+        self.0.as_oplog().switch_representation(to);
+    }
+}
 
-impl Adapter for SwitchingSetAdapter {
-    type Model = SetModel;
-    type Object = SwitchingSet;
-    fn model(&self) -> SetModel {
-        SetModel
+impl<M: Model, O: Concurrent<M> + Switchable> Concurrent<M> for Switching<O> {
+    fn call(&self, op: &M::Op) -> M::Ret {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let to = if n.is_multiple_of(2) { oplog::Representation::Direct } else { oplog::Representation::Logged };
+        self.object.switch_representation(to);
+        self.object.call(op)
+    }
+}
+
+/// [`Switching`] objects of adapter `A`.
+pub struct SwitchingAdapter<A>(pub A);
+
+impl<A: Adapter> Adapter for SwitchingAdapter<A>
+where
+    A::Object: Switchable,
+{
+    type Model = A::Model;
+    type Object = Switching<A::Object>;
+    fn model(&self) -> A::Model {
+        self.0.model()
     }
     fn name(&self) -> String {
         format!("{}, switching representation on every call", self.0.name())
     }
-    fn new_object(&self) -> SwitchingSet {
-        SwitchingSet { set: self.0.new_object(), calls: Default::default() }
+    fn new_object(&self) -> Switching<A::Object> {
+        Switching { object: self.0.new_object(), calls: Default::default() }
     }
-    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<SetOp>> {
+    fn plans(&self, rng: &mut Rng, threads: usize, ops: usize) -> Vec<Vec<<A::Model as Model>::Op>> {
         self.0.plans(rng, threads, ops)
     }
 }

@@ -25,7 +25,7 @@
 mod counter;
 mod queue;
 
-pub use counter::CounterLog;
+pub use counter::{CounterLog, DirectSum};
 #[doc(hidden)]
 pub use queue::__set_broken_merge_for_tests;
 pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
@@ -51,6 +51,10 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// Operations gathered by a synchronize, in the order they will be applied, plus any
     /// left over from an earlier synchronize in which an operation panicked.
     type Batch: Default + Send;
+
+    /// The direct representation's shared log ([`DirectLog`]): `()` for kinds whose
+    /// direct updates take the object lock (every kind but a folded one like the counter).
+    type Direct: DirectLog<Self>;
 
     /// Whether pushes need a timestamp. When false OpLog never reads the clock for this
     /// kind, and every stamp passed to [`LogKind::push`] is 0.
@@ -108,6 +112,56 @@ pub trait LogKind: Sized + Send + Sync + 'static {
         let mut batch = Self::Batch::default();
         Self::gather(&mut batch, 0, &mut log);
         Self::apply(state, &mut batch);
+    }
+}
+
+/// The log of the direct representation for kinds whose direct updates need no lock: one
+/// value that the direct updates of every core fold into with one atomic read-modify-write
+/// (the counter's sum, [`DirectSum`]), gathered by the next synchronize at the instant it
+/// holds the cores' slots, as if it were one more core's log (`object` module docs,
+/// "Representations"). `()` is the kind without one: its direct updates take the object
+/// lock and apply in place.
+///
+/// A kind with a lock-free direct log must have [`LogKind::APPLY_ALONE`]: its direct
+/// updates run while the lock's holder applies other logs.
+pub trait DirectLog<L: LogKind>: Default + Send + Sync {
+    /// Whether direct updates push here ([`DirectLog::push`]) instead of taking the lock.
+    const LOCK_FREE: bool;
+
+    /// Folds `op` in, or gives it back (`Err`) if this kind has no direct log.
+    fn push(&self, op: L::Op) -> Result<(), L::Op>;
+
+    /// Whether it holds nothing to apply.
+    fn is_empty(&self) -> bool;
+
+    /// Takes what it holds as one log, leaving it empty, in one atomic step.
+    fn take(&self) -> L::Log;
+
+    /// Folds `log`, taken by [`DirectLog::take`], back in (a synchronize that must start
+    /// over gives it back, so that what it takes is taken at one instant).
+    fn put_back(&self, log: L::Log);
+}
+
+/// No direct log: direct updates take the object lock.
+impl<L: LogKind> DirectLog<L> for () {
+    const LOCK_FREE: bool = false;
+
+    #[inline(always)]
+    fn push(&self, op: L::Op) -> Result<(), L::Op> {
+        Err(op)
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        true
+    }
+
+    fn take(&self) -> L::Log {
+        L::Log::default()
+    }
+
+    fn put_back(&self, log: L::Log) {
+        debug_assert!(L::is_empty(&log), "nothing was taken");
     }
 }
 

@@ -165,6 +165,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     type Op = U;
     type Log = Vec<Entry<U>>;
     type Batch = QueueBatch<U>;
+    type Direct = ();
     const ORDERED: bool = O;
     const APPLY_ALONE: bool = U::APPLY_ALONE;
 

@@ -372,10 +372,11 @@ impl<S: Send> PerCore<S> {
     /// taking the slot and both its published word and its state's [`Fold::KEY`] word equal
     /// `key`: increments the state's [`Fold::COUNT`] and adds `delta` to its [`Fold::VALUE`]
     /// (the sequence's commit), as a holder of the slot would, with no store to the slot's
-    /// flags. `false`, with nothing done, in every other case (the caller then enters the
-    /// slot, which checks `index`), and always without the rseq path.
+    /// flags; returns the count after the increment. `None`, with nothing done, in every
+    /// other case (the caller then enters the slot, which checks `index`), and always
+    /// without the rseq path.
     #[inline(always)]
-    pub(crate) fn fold(&self, index: usize, key: usize, delta: i64) -> bool
+    pub(crate) fn fold(&self, index: usize, key: usize, delta: i64) -> Option<u32>
     where
         S: Fold,
     {
@@ -389,7 +390,7 @@ impl<S: Send> PerCore<S> {
             return unsafe { table.fold::<S>(offset, key, delta) };
         }
         let _ = (index, key, delta);
-        false
+        None
     }
 
     /// Slot `index` of CPU `cpu`, folding CPU ids beyond the table (hot plug) onto it.

@@ -129,12 +129,12 @@ impl Table {
     /// The table's slots are `Slot<S>`s, and `offset` is a multiple of their padded size
     /// inside every CPU's array.
     #[inline(always)]
-    pub(crate) unsafe fn fold<S: Fold>(&self, offset: usize, key: usize, delta: i64) -> bool {
+    pub(crate) unsafe fn fold<S: Fold>(&self, offset: usize, key: usize, delta: i64) -> Option<u32> {
         loop {
             // SAFETY: as `enter`; the caller guarantees the slot type.
             match unsafe { try_fold::<S>(area_offset(), self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
-                Folded::Done => return true,
-                Folded::Declined => return false,
+                Folded::Done(count) => return Some(count),
+                Folded::Declined => return None,
                 Folded::Aborted => {}
             }
         }
@@ -144,8 +144,8 @@ impl Table {
 /// Outcome of one [`try_fold`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Folded {
-    /// Committed.
-    Done,
+    /// Committed, with the state's [`Fold::COUNT`] after the increment.
+    Done(u32),
     /// Nothing done: the caller enters the slot.
     Declined,
     /// Preempted, migrated or signalled before committing: try again.
@@ -322,6 +322,7 @@ unsafe fn try_fold<S: Fold>(
     delta: i64,
 ) -> Folded {
     let status: u32;
+    let count: u32;
     // SAFETY: as `try_enter`. The offsets address the slot's flags, its published word and
     // the `Fold` fields of its state (`Fold`'s contract); the only stores inside the
     // sequence are the count's increment and the final commit.
@@ -336,7 +337,9 @@ unsafe fn try_fold<S: Fold>(
             "jne 5f",
             "cmp qword ptr [{tmp} + {owner}], {key}",
             "jne 5f",
-            "inc dword ptr [{tmp} + {count}]",
+            "mov {c:e}, dword ptr [{tmp} + {count}]",
+            "inc {c:e}",
+            "mov dword ptr [{tmp} + {count}], {c:e}",
             "add qword ptr [{tmp} + {value}], {delta}",
             "3:",
             "xor {st:e}, {st:e}",
@@ -356,6 +359,7 @@ unsafe fn try_fold<S: Fold>(
             cpu = out(reg) _,
             tmp = out(reg) _,
             st = out(reg) status,
+            c = out(reg) count,
             busy = const BUSY,
             req = const REQ,
             published = const std::mem::offset_of!(Slot<S>, published),
@@ -367,7 +371,7 @@ unsafe fn try_fold<S: Fold>(
         );
     }
     match status {
-        0 => Folded::Done,
+        0 => Folded::Done(count),
         1 => Folded::Declined,
         _ => Folded::Aborted,
     }
@@ -478,6 +482,7 @@ unsafe fn try_fold<S: Fold>(
     };
     // `cmp qword ptr [slot + published], key` (recorded by the traced atomic), then the key.
     let mut done = slot.published.load(Ordering::Relaxed) == key;
+    let mut pushes = 0;
     if done {
         // SAFETY: the stand-in holds the slot (`busy`), and `Fold`'s contract makes the
         // offsets those of a pointer-sized word, a `u32` and an `i64` of the state.
@@ -486,13 +491,14 @@ unsafe fn try_fold<S: Fold>(
             if done {
                 let count = field(S::COUNT, 4, AccessKind::CellWrite).cast::<u32>();
                 *count = (*count).wrapping_add(1);
+                pushes = *count;
                 let value = field(S::VALUE, 8, AccessKind::CellWrite).cast::<i64>();
                 *value = (*value).wrapping_add(delta);
             }
         }
     }
     lock.stand_in_release();
-    if done { Folded::Done } else { Folded::Declined }
+    if done { Folded::Done(pushes) } else { Folded::Declined }
 }
 
 /// Why the stand-in did not commit ([`OwnerLock::rseq_stand_in`]).
