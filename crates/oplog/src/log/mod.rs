@@ -25,7 +25,7 @@
 mod counter;
 mod queue;
 
-pub use counter::{CounterLog, DirectSum};
+pub use counter::CounterLog;
 #[doc(hidden)]
 pub use queue::__set_broken_merge_for_tests;
 pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
@@ -117,7 +117,7 @@ pub trait LogKind: Sized + Send + Sync + 'static {
 
 /// The log of the direct representation for kinds whose direct updates need no lock: one
 /// value that the direct updates of every core fold into with one atomic read-modify-write
-/// (the counter's sum, [`DirectSum`]), gathered by the next synchronize at the instant it
+/// (the counter's sum), gathered by the next synchronize at the instant it
 /// holds the cores' slots, as if it were one more core's log (`object` module docs,
 /// "Representations"). `()` is the kind without one: its direct updates take the object
 /// lock and apply in place.
