@@ -1037,8 +1037,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// [`CORE_BIT_COUNT`] cores). The object lock is held, so logs of updates that
     /// completed before show in the mask.
     fn logged_on_core_only(self, core: usize) -> bool {
-        let logs = self.get().word.logs(Ordering::SeqCst);
-        self.domain().slots.cores() <= CORE_BIT_COUNT && logs & BACKLOG == 0 && logs & CORE_BITS & !core_bit(core) == 0
+        self.domain().slots.cores() <= CORE_BIT_COUNT
+            && self.get().word.logs(Ordering::SeqCst) & BACKLOG == 0
+            && !self.others_log(core, Ordering::SeqCst)
+    }
+
+    /// Whether the mask shows a core other than `core` logging this object (a core sharing
+    /// `core`'s bit, beyond [`CORE_BIT_COUNT`] cores, does not show).
+    #[inline]
+    fn others_log(self, core: usize, order: Ordering) -> bool {
+        self.get().word.logs(order) & CORE_BITS & !core_bit(core) != 0
     }
 
     /// Applies this object's backlog of `waiting` evicted logs before it takes a slot again
@@ -1488,7 +1496,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // or cleared the bias before this load (`exclude_readers`).
         dekker_fence();
         let seen = word.load(Ordering::SeqCst);
-        if seen & BIAS == 0 || !(quiescent_word(seen) || self.quiescent_slots()) || !self.direct().is_empty() {
+        if seen & BIAS == 0 || !self.quiescent_from(seen) {
             return Err(seen);
         }
         // The access starts only now that the entry is valid.
@@ -1600,15 +1608,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
             return;
         }
         let Some(core) = d.slots.caller_core() else { return };
-        let word = &self.get().word;
-        let others = |word: &Word| word.logs(Ordering::Relaxed) & CORE_BITS & !core_bit(core) != 0;
         // Nothing to count and no score to reset: no write (the word's line stays shared
         // between the cores that log the object).
-        if others(word) && word.holders(Ordering::Relaxed) & SCORE == 0 {
+        if self.others_log(core, Ordering::Relaxed) && self.get().word.holders(Ordering::Relaxed) & SCORE == 0 {
             return;
         }
         let Some(mut lock) = self.try_lock() else { return };
-        self.observe_flush(&mut lock, !others(word));
+        self.observe_flush(&mut lock, !self.others_log(core, Ordering::Relaxed));
     }
 
     /// The logged representation's step ([`logged_step`]) at an observation other than a
@@ -1746,7 +1752,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// completed before the check (module docs, "Synchronize").
     #[inline(always)]
     fn quiescent(self) -> bool {
-        (quiescent_word(self.get().word.logs(Ordering::SeqCst)) || self.quiescent_slots()) && self.direct().is_empty()
+        self.quiescent_from(self.get().word.logs(Ordering::SeqCst))
+    }
+
+    /// [`Obj::quiescent`] from a value of the word just loaded: its log half shows nothing,
+    /// or no slot of its mask publishes the object and it has no backlog; and the direct
+    /// log ([`DirectLog`]) is empty.
+    #[inline(always)]
+    fn quiescent_from(self, word: u64) -> bool {
+        (quiescent_word(word) || self.quiescent_slots()) && self.direct().is_empty()
     }
 
     /// [`Obj::quiescent`] for a word whose core mask is not empty: no slot of the mask
@@ -2254,7 +2268,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             let n = d.slots.cores_in_use();
             let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
-            let direct = if <L::Direct as DirectLog<L>>::LOCK_FREE { obj.direct().take() } else { L::Log::default() };
+            let direct = obj.direct().take();
             let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
             // A core allocated meanwhile may share a bit with one already visited.
             let stable = d.slots.cores_in_use() == n

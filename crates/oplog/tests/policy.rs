@@ -30,23 +30,12 @@ fn alternate(b_logged: bool) -> Representation {
     let a = Counter::with_domain(&d, 0);
     let b = Counter::with_domain(&d, 0);
     a.as_oplog().switch_representation(Representation::Direct);
-    let turn = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for me in 0..2 {
-            let (a, b, turn) = (&a, &b, &turn);
-            s.spawn(move || {
-                if b_logged {
-                    b.inc();
-                }
-                for _ in 0..ROUNDS / 2 {
-                    while turn.load(Ordering::Acquire) % 2 != me {
-                        std::hint::spin_loop();
-                    }
-                    a.inc();
-                    turn.fetch_add(1, Ordering::Release);
-                }
-            });
+    take_turns(2, ROUNDS, |me, turn| {
+        // Each thread's first turn.
+        if b_logged && turn == me {
+            b.inc();
         }
+        a.inc();
     });
     let ended = a.as_oplog().representation();
     assert_eq!(a.read(), ROUNDS as i64);
@@ -63,25 +52,31 @@ fn a_direct_object_goes_back_to_logged_unless_its_slot_holds_another_log() {
     assert_eq!(alternate(true), Representation::Direct, "the slot holds another object's log");
 }
 
-/// Runs `blocks` blocks of [`SAMPLE_EVERY`] increments of `counter`, alternating between
-/// `threads` threads (block `i` on thread `i % threads`), so each thread's sampled update
-/// falls in each of its blocks.
-fn alternate_blocks(counter: &Counter, threads: usize, blocks: usize) {
-    let turn = AtomicUsize::new(0);
+/// Runs `turns` turns on `threads` threads, turn `t` on thread `t % threads`, one after
+/// another: `each(thread, t)`.
+fn take_turns(threads: usize, turns: usize, each: impl Fn(usize, usize) + Sync) {
+    let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         for me in 0..threads {
-            let turn = &turn;
+            let (next, each) = (&next, &each);
             s.spawn(move || {
-                for _ in (me..blocks).step_by(threads) {
-                    while turn.load(Ordering::Acquire) % threads != me {
+                for turn in (me..turns).step_by(threads) {
+                    while next.load(Ordering::Acquire) != turn {
                         std::hint::spin_loop();
                     }
-                    (0..SAMPLE_EVERY).for_each(|_| counter.inc());
-                    turn.fetch_add(1, Ordering::Release);
+                    each(me, turn);
+                    next.fetch_add(1, Ordering::Release);
                 }
             });
         }
     });
+}
+
+/// Runs `blocks` blocks of [`SAMPLE_EVERY`] increments of `counter`, alternating between
+/// `threads` threads (block `i` on thread `i % threads`), so each thread's sampled update
+/// falls in each of its blocks.
+fn alternate_blocks(counter: &Counter, threads: usize, blocks: usize) {
+    take_turns(threads, blocks, |_, _| (0..SAMPLE_EVERY).for_each(|_| counter.inc()));
 }
 
 /// A counter that only one thread updates goes direct without a read (no flush tells: its
