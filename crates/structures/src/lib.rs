@@ -45,7 +45,7 @@
 //! [`logged_set`] holds what the rmap, the list and the open-object list share: an OpLog
 //! over any set-like sequential type whose updates are `add(item)` / `remove(item)`, with the
 //! texts' local and global absorption. [`applied`] is the internal instance of the OpLog
-//! versions with counters that prove absorption. [`sync`] holds the ticket spinlock of the
+//! versions with counters that prove absorption. [`ticket`] holds the ticket spinlock of the
 //! "stock" baselines.
 //!
 //! # Absorption and identities
@@ -70,7 +70,7 @@ pub mod namecache;
 pub mod notify;
 pub mod open_files;
 pub mod rmap;
-pub mod sync;
+pub mod ticket;
 
 /// Implements `oplog_model::Concurrent<$model>` for `dyn $trait` and for each listed type
 /// (after its generic parameters in brackets, `[]` for none) by running `$call(self, op)`:

@@ -36,7 +36,7 @@
 //!
 //! The model is `oplog_model::namecache::EntryModel`.
 
-use crate::sync::TicketLock;
+use crate::ticket::TicketLock;
 use oplog::primitive::{AtomicU64, Ordering};
 use oplog::{Counter, CounterLog, Domain};
 use oplog_model::namecache::{EntryModel, EntryOp, EntryRet};

@@ -125,11 +125,11 @@ impl Update for SetUpdate {
 /// Keys of the set workloads: few, so operations conflict.
 const KEYS: u64 = 3;
 
-/// An OpLog set of `u64` over the core directly: updates are logged, `contains`
-/// synchronizes.
-pub struct SetObject<const O: bool>(pub OpLog<Queue<SetUpdate, O>>);
+/// An OpLog set of `u64` over the core directly, on log kind `K` (an [`oplog::Ordered`] or
+/// [`oplog::Unordered`] log by default): updates are logged, `contains` synchronizes.
+pub struct SetObject<K: LogKind<State = BTreeSet<u64>, Op = SetUpdate> = Queue<SetUpdate, true>>(pub OpLog<K>);
 
-impl<const O: bool> Concurrent<SetModel> for SetObject<O> {
+impl<K: LogKind<State = BTreeSet<u64>, Op = SetUpdate>> Concurrent<SetModel> for SetObject<K> {
     fn call(&self, op: &SetOp) -> SetRet {
         match *op {
             SetOp::Contains(k) => SetRet::Present(self.0.read(|s| s.contains(&k))),
@@ -158,7 +158,7 @@ impl<const O: bool> SetAdapter<O> {
 
 impl<const O: bool> Adapter for SetAdapter<O> {
     type Model = SetModel;
-    type Object = SetObject<O>;
+    type Object = SetObject<Queue<SetUpdate, O>>;
     fn model(&self) -> SetModel {
         SetModel
     }
@@ -178,7 +178,9 @@ impl<const O: bool> Adapter for SetAdapter<O> {
     }
 }
 
-fn random_set_op(rng: &mut Rng, removes: bool) -> SetOp {
+/// A random operation of the set workloads on [`KEYS`] keys (`removes: false` draws no
+/// `remove`).
+pub fn random_set_op(rng: &mut Rng, removes: bool) -> SetOp {
     let k = rng.u64(0..KEYS);
     match rng.u8(0..10) {
         0..4 => SetOp::Add(k),
@@ -243,7 +245,7 @@ impl CollidingSets {
 
 impl Adapter for CollidingSets {
     type Model = Pair<SetModel>;
-    type Object = ObjectPair<SetObject<true>>;
+    type Object = ObjectPair<SetObject>;
     fn model(&self) -> Pair<SetModel> {
         Pair::new(SetModel)
     }
@@ -273,7 +275,7 @@ pub trait Switchable {
     fn switch_representation(&self, to: oplog::Representation);
 }
 
-impl Switchable for SetObject<true> {
+impl Switchable for SetObject {
     fn switch_representation(&self, to: oplog::Representation) {
         self.0.switch_representation(to);
     }
@@ -422,7 +424,7 @@ pub fn counter_storm(config: oplog::Config, label: String) -> Storm<CounterModel
 }
 
 /// Ordered sets in an eviction storm.
-pub fn set_storm(config: oplog::Config, label: String) -> Storm<SetModel, SetObject<true>, Queue<SetUpdate, true>> {
+pub fn set_storm(config: oplog::Config, label: String) -> Storm<SetModel, SetObject, Queue<SetUpdate, true>> {
     Storm {
         model: SetModel,
         domain: Domain::new(config.cache_slots(1)).unwrap(),

@@ -27,7 +27,6 @@ mod queue;
 
 pub use counter::CounterLog;
 #[doc(hidden)]
-pub use queue::__set_broken_merge_for_tests;
 pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
 
 use std::collections::VecDeque;

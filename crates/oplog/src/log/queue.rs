@@ -25,7 +25,6 @@
 use super::{LogKind, Update};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 #[cfg(oplog_trace)]
 use crate::primitive::trace::{AccessKind, record_slice};
@@ -48,22 +47,6 @@ fn record_deque<T>(deque: &VecDeque<T>, from: usize, kind: AccessKind) {
     } else {
         record_slice(&back[from - front.len()..], kind, BATCH_ENTRIES);
     }
-}
-
-/// Test-only switch: when set, [`Ordered`] applies every synchronize's operations in
-/// *reverse* timestamp order (see [`__set_broken_merge_for_tests`]). A process-wide flag
-/// that no modelled interleaving depends on, so a plain std atomic (see
-/// [`crate::primitive`]); read once per synchronize that applies something, never on the
-/// update path.
-static BROKEN_MERGE: AtomicBool = AtomicBool::new(false);
-
-/// Deliberately breaks the [`Ordered`] merge (reverses it) for the whole process, so the
-/// linearizability suite can prove that it catches a wrong merge order. Never call this
-/// outside such a test; it exists only because a cargo feature would be unified into every
-/// other test of the workspace build.
-#[doc(hidden)]
-pub fn __set_broken_merge_for_tests(on: bool) {
-    BROKEN_MERGE.store(on, Ordering::SeqCst);
 }
 
 /// A queued operation and the timestamp it was logged with (0 in unordered logs).
@@ -221,9 +204,6 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             // Stable: equal (stamp, core) keeps gather order, which puts a core's evicted
             // log before its current one and keeps each log's own order.
             batch.fresh.sort_by_key(|&(stamp, core, _)| (stamp, core));
-            if BROKEN_MERGE.load(Ordering::Relaxed) {
-                batch.fresh.reverse();
-            }
         }
         batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
         // Global absorption may rewrite any operation; each is then read out.

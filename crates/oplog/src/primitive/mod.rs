@@ -544,7 +544,7 @@ pub mod barrier {
     #[cfg(all(not(loom), target_os = "linux"))]
     static RSEQ_VARIANT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-    /// Makes [`heavy`] also restart restartable sequences (`crate::rseq` calls this after
+    /// Makes [`heavy`] also restart restartable sequences (`crate::percore::rseq` calls this after
     /// registering, before creating any domain that uses them).
     #[cfg(all(not(loom), target_os = "linux"))]
     pub fn use_rseq_variant() {
