@@ -9,12 +9,9 @@
 //! The implementations are types implementing [`CounterImpl`], listed in [`IMPLS`]; adding
 //! one is one line there.
 
-use std::io;
-
-use crate::experiments::{Experiment, Ratios};
-use crate::harness::{Run, Settings, Throughput};
+use crate::experiments::impls::{Impl, ThreadSweep};
+use crate::harness::{Run, Throughput};
 use crate::output::verdict::{Against, Roles, Target};
-use crate::output::{Record, Sink};
 
 pub mod baselines;
 pub mod oplog_impls;
@@ -23,14 +20,14 @@ use baselines::{AtomicCounter, FastCounter, MutexCounter, PerCoreAtomicCounter, 
 use oplog_impls::{OplogPerCpu, OplogPerThread};
 
 /// Every counter implementation the experiment measures, in table and legend order.
-pub const IMPLS: &[CounterEntry] = &[
-    CounterEntry::of::<OplogPerCpu>(),
-    CounterEntry::of::<OplogPerThread>(),
-    CounterEntry::of::<AtomicCounter>(),
-    CounterEntry::of::<MutexCounter>(),
-    CounterEntry::of::<PerCoreAtomicCounter>(),
-    CounterEntry::of::<FastCounter>(),
-    CounterEntry::of::<PerCoreStoreCounter>(),
+pub const IMPLS: &[Impl] = &[
+    of::<OplogPerCpu>(),
+    of::<OplogPerThread>(),
+    of::<AtomicCounter>(),
+    of::<MutexCounter>(),
+    of::<PerCoreAtomicCounter>(),
+    of::<FastCounter>(),
+    of::<PerCoreStoreCounter>(),
 ];
 
 /// Increments between two checks of the stop flag.
@@ -51,29 +48,14 @@ pub trait CounterImpl: Sync + Sized {
     fn read(&self) -> u64;
 }
 
-/// One row of [`IMPLS`]: an implementation's id and its monomorphised measurement.
-#[derive(Clone, Copy, Debug)]
-pub struct CounterEntry {
-    /// [`CounterImpl::ID`] of the implementation.
-    pub id: &'static str,
-    /// Measures the implementation at one point.
-    measure: fn(&Run) -> Throughput,
-}
-
-impl CounterEntry {
-    /// The entry for `C`.
-    pub const fn of<C: CounterImpl>() -> Self {
-        Self { id: C::ID, measure: measure::<C> }
-    }
-
-    /// Measures this implementation at one point, verifying the count after each repetition.
-    pub fn measure(&self, run: &Run) -> Throughput {
-        (self.measure)(run)
-    }
+/// The row of [`IMPLS`] for `C`: [`CounterImpl::ID`] and its monomorphised measurement,
+/// which verifies the count after each repetition.
+pub const fn of<C: CounterImpl>() -> Impl {
+    Impl::new(C::ID, measure::<C>)
 }
 
 /// Runs `C` at one point: every thread increments; afterwards the read must equal the ops.
-fn measure<C: CounterImpl>(run: &Run) -> Throughput {
+fn measure<C: CounterImpl>(run: &Run, (): ()) -> Throughput {
     run.throughput_checked(
         || C::new(run.threads),
         |counter: &C, thread, stop| stop.run_batched(BATCH, || counter.inc(thread)),
@@ -91,31 +73,23 @@ fn verify_count(id: &str, read: u64, ops: u64) {
 }
 
 /// The `counter` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counter;
-
-impl Experiment for Counter {
-    fn name(&self) -> &'static str {
-        "counter"
-    }
-
-    fn description(&self) -> &'static str {
-        "update-only throughput of one shared counter (000 Figure 3)"
-    }
-
-    fn ids(&self) -> Vec<&'static str> {
-        IMPLS.iter().map(|e| e.id).collect()
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some(AtomicCounter::ID) }
-    }
-
-    fn roles(&self) -> Roles {
+pub static COUNTER: ThreadSweep = ThreadSweep {
+    name: "counter",
+    description: "update-only throughput of one shared counter (000 Figure 3)",
+    versus: AtomicCounter::ID,
+    impls: IMPLS,
+    param: (),
+    extra: &[],
+    per_thread: None,
+    annexes: None,
+    roles: Roles {
+        default: Some(OplogPerCpu::ID),
+        baselines: &[AtomicCounter::ID, MutexCounter::ID, PerCoreAtomicCounter::ID, FastCounter::ID],
+        floor: Some(PerCoreStoreCounter::ID),
         // Issue 9: OpLog's counters beat a padded per-core atomic and come within 0.4x of the
         // physical floor (a per-core load and store). Issue 11: the per-thread counter beats
         // the published sharded counter, `fast-counter`.
-        const TARGETS: &[Target] = &[
+        targets: &[
             Target {
                 id: OplogPerCpu::ID,
                 threads: 2,
@@ -145,34 +119,9 @@ impl Experiment for Counter {
                 against: Against::Id(PerCoreStoreCounter::ID),
                 min: 0.4,
             },
-        ];
-        Roles {
-            default: Some(OplogPerCpu::ID),
-            baselines: &[AtomicCounter::ID, MutexCounter::ID, PerCoreAtomicCounter::ID, FastCounter::ID],
-            floor: Some(PerCoreStoreCounter::ID),
-            targets: TARGETS,
-        }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        for &threads in &settings.threads {
-            let run = settings.at(threads);
-            let measured = run.side_by_side(
-                IMPLS.len(),
-                |i| sink.point(IMPLS[i].id, threads),
-                |i, once| (IMPLS[i].measure(once), ()),
-            );
-            for (entry, (throughput, ())) in IMPLS.iter().zip(measured) {
-                sink.push(Record::new(self.name(), entry.id, &run, &throughput))?;
-            }
-        }
-        Ok(())
-    }
-}
+        ],
+    },
+};
 
 #[cfg(test)]
 mod tests {
@@ -192,7 +141,7 @@ mod tests {
         let placement = Placement::from_process();
         let run = Run { threads: 3, duration: Duration::from_millis(5), reps: 2, placement: &placement };
         for entry in IMPLS {
-            let t = entry.measure(&run);
+            let t = entry.measure(&run, ());
             assert!(t.median > 0.0, "{} measured nothing", entry.id);
         }
     }

@@ -188,6 +188,8 @@ pub static FORK: ThreadSweep<Option<u64>> = ThreadSweep {
     impls: IMPLS,
     param: None,
     extra: &[],
+    per_thread: None,
+    annexes: None,
     roles: Roles {
         default: Some("oplog"),
         baselines: &["mutex", "lockfree"],

@@ -1,6 +1,7 @@
-//! What the data-structure experiments share: a table of implementations, each an id and a
-//! measuring function, and [`ThreadSweep`], the experiment that measures each of them at
-//! every thread count.
+//! What the data-structure experiments share: a table of implementations, each an id, a
+//! measuring function and whatever else the experiment keeps per implementation (for its
+//! annexes), and [`ThreadSweep`], the experiment that measures each of them at every thread
+//! count and then adds its annexes.
 
 use std::io;
 use std::sync::Arc;
@@ -12,20 +13,31 @@ use crate::harness::{Run, Settings, Throughput};
 use crate::output::verdict::Roles;
 use crate::output::{Record, Sink};
 
-/// One implementation an experiment measures: its stable id (the `impl` field of records)
-/// and how to measure it at one point, given the point's parameter `P` (`()` when the
-/// experiment sweeps only threads).
+/// One implementation an experiment measures: its stable id (the `impl` field of records),
+/// how to measure it at one point, given the point's parameter `P` (`()` when the
+/// experiment sweeps only threads), and what else the experiment keeps for it, `X` (`()`
+/// when nothing; for example how `refcount`'s memory annex measures it).
 #[derive(Clone, Copy, Debug)]
-pub struct Impl<P = ()> {
+pub struct Impl<P = (), X = ()> {
     /// Stable id.
     pub id: &'static str,
     measure: fn(&Run, P) -> Throughput,
+    /// What else the experiment keeps for this implementation (for its annexes).
+    pub annex: X,
 }
 
 impl<P> Impl<P> {
     /// The implementation `id`, measured by `measure`.
     pub const fn new(id: &'static str, measure: fn(&Run, P) -> Throughput) -> Self {
-        Self { id, measure }
+        Self { id, measure, annex: () }
+    }
+}
+
+impl<P, X> Impl<P, X> {
+    /// The implementation `id`, measured by `measure`, with `annex` kept for the
+    /// experiment's annexes.
+    pub const fn with_annex(id: &'static str, measure: fn(&Run, P) -> Throughput, annex: X) -> Self {
+        Self { id, measure, annex }
     }
 
     /// Measures this implementation at one point.
@@ -35,9 +47,10 @@ impl<P> Impl<P> {
 }
 
 /// An experiment whose x axis is the thread count: every implementation of `impls`,
-/// measured with `param`, at every thread count of the settings.
+/// measured with `param`, at every thread count of the settings (side by side, see
+/// [`Run::side_by_side`]); then its annexes, if any.
 #[derive(Debug)]
-pub struct ThreadSweep<P: 'static = ()> {
+pub struct ThreadSweep<P: 'static = (), X: 'static = ()> {
     /// [`Experiment::name`].
     pub name: &'static str,
     /// [`Experiment::description`].
@@ -45,16 +58,20 @@ pub struct ThreadSweep<P: 'static = ()> {
     /// The baseline of the table's ratio column.
     pub versus: &'static str,
     /// The implementations, in table order.
-    pub impls: &'static [Impl<P>],
+    pub impls: &'static [Impl<P, X>],
     /// The parameter every point is measured with.
     pub param: P,
     /// Fields added to every record.
     pub extra: &'static [(&'static str, i64)],
+    /// If set, a field added to every record: the median divided by the thread count.
+    pub per_thread: Option<&'static str>,
+    /// If set, pushes the experiment's annexes after the sweep.
+    pub annexes: Option<fn(&Settings, &mut Sink) -> io::Result<()>>,
     /// [`Experiment::roles`]: the default id, the baselines, the targets.
     pub roles: Roles,
 }
 
-impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
+impl<P: Copy + Sync, X: Sync> Experiment for ThreadSweep<P, X> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -88,11 +105,17 @@ impl<P: Copy + Sync> Experiment for ThreadSweep<P> {
                 |i, once| (self.impls[i].measure(once, self.param), ()),
             );
             for (entry, (throughput, ())) in self.impls.iter().zip(measured) {
-                let record = Record::new(self.name, entry.id, &run, &throughput);
+                let mut record = Record::new(self.name, entry.id, &run, &throughput);
+                if let Some(key) = self.per_thread {
+                    record = record.with(key, throughput.median / threads as f64);
+                }
                 sink.push(self.extra.iter().fold(record, |r, &(key, value)| r.with(key, value)))?;
             }
         }
-        Ok(())
+        match self.annexes {
+            Some(annexes) => annexes(settings, sink),
+            None => Ok(()),
+        }
     }
 }
 
@@ -123,7 +146,7 @@ pub fn per_cpu_locked_domain<L: LogKind>() -> Arc<Domain<L>> {
 /// For the experiments' tests: ids are unique, and every implementation runs briefly at 2
 /// threads with `param`, passing its own verification.
 #[cfg(test)]
-pub fn smoke_test<P: Copy>(impls: &[Impl<P>], param: P) {
+pub fn smoke_test<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
     let ids: std::collections::HashSet<_> = impls.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), impls.len(), "duplicate implementation id");
     let placement = crate::pin::Placement::from_process();

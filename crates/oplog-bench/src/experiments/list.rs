@@ -118,6 +118,8 @@ pub static LIST: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    per_thread: None,
+    annexes: None,
     roles: Roles {
         default: None,
         baselines: &["lockfree", "mutex"],

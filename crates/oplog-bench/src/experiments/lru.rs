@@ -120,6 +120,8 @@ pub static LRU: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    per_thread: None,
+    annexes: None,
     roles: Roles {
         default: Some("oplog"),
         baselines: &["mutex"],

@@ -230,6 +230,8 @@ pub static METRICS: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    per_thread: None,
+    annexes: None,
     roles: Roles {
         default: Some("oplog-metrics"),
         baselines: &["metrics-util", "prometheus-exporter"],

@@ -41,7 +41,7 @@ pub mod txn;
 /// Every experiment, in the order `all` runs them. Names must be unique and must not be
 /// [`ALL`].
 pub static REGISTRY: &[&dyn Experiment] = &[
-    &counter::Counter,
+    &counter::COUNTER,
     &clock::ClockExperiment,
     &contention::Contention,
     &memory::Memory,
@@ -55,7 +55,7 @@ pub static REGISTRY: &[&dyn Experiment] = &[
     &notify::NOTIFY,
     &lru::LRU,
     &objects::ObjectsExperiment,
-    &refcount::RefcountExperiment,
+    &refcount::REFCOUNT,
     &rlu::RluExperiment,
     &stm::StmExperiment,
     &txn::TxnExperiment,

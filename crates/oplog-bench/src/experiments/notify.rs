@@ -139,6 +139,8 @@ pub static NOTIFY: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[("consumers", 1)],
+    per_thread: None,
+    annexes: None,
     roles: Roles {
         default: Some("oplog"),
         baselines: &["mutex", "segqueue"],

@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::alloc_count::Tally;
-use crate::experiments::{Experiment, Ratios};
+use crate::experiments::impls::{Impl, ThreadSweep};
 use crate::harness::{Run, Settings, Throughput, median};
 use crate::output::verdict::Roles;
-use crate::output::{Annex, Record, Sink};
+use crate::output::{Annex, Sink};
 
 pub mod impls;
 
@@ -50,39 +50,23 @@ pub const DELAY_OBJECTS: usize = 200;
 pub const QUICK_DELAY_OBJECTS: usize = 20;
 
 /// Every implementation, in table order.
-pub const IMPLS: &[RefcountEntry] = &[
-    RefcountEntry::of::<AtomicArc>(),
-    RefcountEntry::of::<Sloppy<false>>(),
-    RefcountEntry::of::<Sloppy<true>>(),
-    RefcountEntry::of::<OplogCounter>(),
-    RefcountEntry::of::<Refcache<false>>(),
-    RefcountEntry::of::<Refcache<true>>(),
+pub const IMPLS: &[Impl<(), Memory>] = &[
+    of::<AtomicArc>(),
+    of::<Sloppy<false>>(),
+    of::<Sloppy<true>>(),
+    of::<OplogCounter>(),
+    of::<Refcache<false>>(),
+    of::<Refcache<true>>(),
 ];
 
-/// One row of [`IMPLS`]: an implementation's id and its monomorphised measurements.
-#[derive(Clone, Copy, Debug)]
-pub struct RefcountEntry {
-    /// [`RefcountImpl::ID`].
-    pub id: &'static str,
-    throughput: fn(&Run) -> Throughput,
-    memory: fn(usize, usize) -> MemoryRow,
-}
+/// How the `memory` annex measures an implementation: its [`MemoryRow`] with `objects`
+/// objects, each referenced from `threads` threads.
+pub type Memory = fn(objects: usize, threads: usize) -> MemoryRow;
 
-impl RefcountEntry {
-    /// The entry for `I`.
-    pub const fn of<I: RefcountImpl>() -> Self {
-        Self { id: I::ID, throughput: throughput::<I>, memory: memory::<I> }
-    }
-
-    /// Clone+drop pairs per second at one point, verified after each repetition.
-    pub fn throughput(&self, run: &Run) -> Throughput {
-        (self.throughput)(run)
-    }
-
-    /// The memory figures with `objects` objects, each referenced from `threads` threads.
-    pub fn memory(&self, objects: usize, threads: usize) -> MemoryRow {
-        (self.memory)(objects, threads)
-    }
+/// The row of [`IMPLS`] for `I`: [`RefcountImpl::ID`], its clone+drop pairs per second at one
+/// point (verified after each repetition) and its memory figures, monomorphised.
+pub const fn of<I: RefcountImpl>() -> Impl<(), Memory> {
+    Impl::with_annex(I::ID, throughput::<I>, memory::<I>)
 }
 
 /// The shared state of one repetition: a domain and one object with its owner's reference.
@@ -120,7 +104,7 @@ impl<I: RefcountImpl> Drop for Point<I> {
     }
 }
 
-fn throughput<I: RefcountImpl>(run: &Run) -> Throughput {
+fn throughput<I: RefcountImpl>(run: &Run, (): ()) -> Throughput {
     run.throughput_checked(
         Point::<I>::new,
         |p: &Point<I>, _, stop| stop.run_batched(BATCH, || I::clone_drop(&p.domain, p.object())),
@@ -232,7 +216,7 @@ pub fn memory_annex(objects: usize, threads: usize) -> Annex {
         &["impl", "objects", "bytes_per_object", "fixed_bytes", "cores", "fixed_bytes_per_core"],
     );
     for entry in IMPLS {
-        let m = entry.memory(objects, threads);
+        let m = (entry.annex)(objects, threads);
         let per_core = if m.cores > 0 { json!(round(m.fixed_bytes as f64 / m.cores as f64, 0)) } else { Value::Null };
         annex.row(vec![
             json!(entry.id),
@@ -280,51 +264,23 @@ pub fn free_delay_annex(objects: usize) -> Annex {
 }
 
 /// The `refcount` experiment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RefcountExperiment;
+pub static REFCOUNT: ThreadSweep<(), Memory> = ThreadSweep {
+    name: "refcount",
+    description: "clone+drop pairs per second on one shared object: Arc, sloppy, OpLog, Refcache (002 §8.1, 004 §4.3)",
+    versus: AtomicArc::ID,
+    impls: IMPLS,
+    param: (),
+    extra: &[],
+    per_thread: Some("per_thread_pairs_per_sec"),
+    annexes: Some(annexes),
+    roles: Roles { default: None, baselines: &[AtomicArc::ID], floor: None, targets: &[] },
+};
 
-impl Experiment for RefcountExperiment {
-    fn name(&self) -> &'static str {
-        "refcount"
-    }
-
-    fn description(&self) -> &'static str {
-        "clone+drop pairs per second on one shared object: Arc, sloppy, OpLog, Refcache (002 §8.1, 004 §4.3)"
-    }
-
-    fn ids(&self) -> Vec<&'static str> {
-        IMPLS.iter().map(|e| e.id).collect()
-    }
-
-    fn ratios(&self) -> Ratios {
-        Ratios { scaling: true, versus: Some(AtomicArc::ID) }
-    }
-
-    fn roles(&self) -> Roles {
-        Roles { default: None, baselines: &[AtomicArc::ID], floor: None, targets: &[] }
-    }
-
-    fn points(&self, settings: &Settings) -> u64 {
-        (settings.threads.len() * IMPLS.len()) as u64
-    }
-
-    fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        for &threads in &settings.threads {
-            for entry in IMPLS {
-                sink.point(entry.id, threads);
-                let run = settings.at(threads);
-                let t = entry.throughput(&run);
-                sink.push(
-                    Record::new(self.name(), entry.id, &run, &t)
-                        .with("per_thread_pairs_per_sec", t.median / threads as f64),
-                )?;
-            }
-        }
-        let threads = settings.threads.iter().copied().max().unwrap_or(1);
-        sink.annex(memory_annex(settings.size(MEMORY_OBJECTS, QUICK_MEMORY_OBJECTS), threads))?;
-        sink.annex(free_delay_annex(settings.size(DELAY_OBJECTS, QUICK_DELAY_OBJECTS)))?;
-        Ok(())
-    }
+/// The annexes, after the sweep: `memory` with the largest thread count, and `free-delay`.
+fn annexes(settings: &Settings, sink: &mut Sink) -> io::Result<()> {
+    let threads = settings.threads.iter().copied().max().unwrap_or(1);
+    sink.annex(memory_annex(settings.size(MEMORY_OBJECTS, QUICK_MEMORY_OBJECTS), threads))?;
+    sink.annex(free_delay_annex(settings.size(DELAY_OBJECTS, QUICK_DELAY_OBJECTS)))
 }
 
 #[cfg(test)]
@@ -347,7 +303,7 @@ mod tests {
         let placement = Placement::from_process();
         let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 2, placement: &placement };
         for entry in IMPLS {
-            assert!(entry.throughput(&run).median > 0.0, "{} measured nothing", entry.id);
+            assert!(entry.measure(&run, ()).median > 0.0, "{} measured nothing", entry.id);
         }
     }
 

@@ -75,6 +75,8 @@ pub static STAT: ThreadSweep = ThreadSweep {
     impls: IMPLS,
     param: (),
     extra: &[],
+    per_thread: None,
+    annexes: None,
     roles: Roles { default: Some("oplog"), baselines: &["spinlock", "cas"], floor: None, targets: &[] },
 };
 

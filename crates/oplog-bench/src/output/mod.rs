@@ -558,7 +558,7 @@ mod tests {
         }
     }
 
-    static COUNTER: crate::experiments::counter::Counter = crate::experiments::counter::Counter;
+    use crate::experiments::counter::COUNTER;
 
     #[test]
     fn json_sink_streams_each_record_and_writes_files() {
