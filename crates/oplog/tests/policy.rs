@@ -125,3 +125,36 @@ fn direct_counter_updates_go_on_while_a_guard_holds_the_lock() {
     let logged = d.cache_stats().updates;
     assert!(logged <= 16, "only the sampled updates logged themselves, not {logged}");
 }
+
+/// A sampled direct update that finds its own thread's tag in the word has nothing to tell
+/// the policy, and stays lock-free: while a guard holds the lock of a direct counter whose
+/// word holds the updating thread's tag (its last sampled update left it; the guard's read
+/// clears it only when it unlocks), none of that thread's updates logs itself. So the word,
+/// whose line neighbouring objects share, is not written by one thread's updates.
+#[test]
+fn a_thread_whose_tag_is_in_the_word_updates_without_the_lock() {
+    let d =
+        Domain::<CounterLog>::new(Config::per_thread().max_threads(2).representation(Representation::Direct)).unwrap();
+    let c = Counter::with_domain(&d, 0);
+    let n = 16 * SAMPLE_EVERY;
+    let (tagged_tx, tagged_rx) = std::sync::mpsc::channel();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let c = &c;
+        let updater = s.spawn(move || {
+            // The thread's first update is a sampled one: it takes the lock and leaves the tag.
+            (0..SAMPLE_EVERY).for_each(|_| c.inc());
+            tagged_tx.send(()).unwrap();
+            locked_rx.recv().unwrap();
+            (0..n).for_each(|_| c.inc());
+        });
+        tagged_rx.recv().unwrap();
+        let guard = c.as_oplog().synchronize();
+        assert_eq!(*guard, SAMPLE_EVERY as i64);
+        locked_tx.send(()).unwrap();
+        updater.join().unwrap();
+        assert_eq!(*guard, SAMPLE_EVERY as i64, "the guard's instance does not move");
+    });
+    assert_eq!(c.read(), (SAMPLE_EVERY + n) as i64);
+    assert_eq!(d.cache_stats().updates, 0, "no update logged itself");
+}

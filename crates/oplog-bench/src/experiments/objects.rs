@@ -8,11 +8,13 @@
 //! per route, per file), usually with skewed popularity. This experiment sweeps the number
 //! of objects ([`OBJECT_COUNTS`]), each thread updating one drawn at random per operation,
 //! uniformly or with Zipf popularity (θ = [`ZIPF_THETA`], the hottest ranks scattered over
-//! the objects by a fixed permutation), and with a variant in which thread 0 also reads one
-//! random object every [`READ_EVERY`].
+//! the objects by a fixed permutation), or uniformly among its own objects only (*private*:
+//! the objects dealt out to the threads in turn, as a server hands its connections, each
+//! with its statistics, to its workers: neighbours in memory belong to different threads),
+//! and with a variant in which thread 0 also reads one random object every [`READ_EVERY`].
 //!
-//! Implementations (ids stable; a `-zipf` suffix is Zipf popularity, `-reader` the reading
-//! variant):
+//! Implementations (ids stable; a `-zipf` suffix is Zipf popularity, `-private` private
+//! objects, `-reader` the reading variant):
 //!
 //! - counters: `oplog` ([`oplog::Counter`]s in a default per-CPU domain, the default
 //!   configuration), `oplog-perthread` (a per-thread domain), `atomic` (one `AtomicU64` per
@@ -69,6 +71,9 @@ pub enum Popularity {
     Uniform,
     /// Zipf with θ = [`ZIPF_THETA`].
     Zipf,
+    /// Each thread its own objects, every one equally likely: object `i` belongs to thread
+    /// `i % threads` (with fewer objects than threads, thread `t` updates object `t % n`).
+    Private,
 }
 
 impl Popularity {
@@ -76,6 +81,7 @@ impl Popularity {
         match self {
             Popularity::Uniform => "uniform",
             Popularity::Zipf => "zipf",
+            Popularity::Private => "private",
         }
     }
 }
@@ -132,19 +138,24 @@ impl Zipf {
     }
 }
 
-/// The object indices thread `thread` updates, in order: [`SEQUENCE`] draws over `n`
-/// objects. Zipf ranks are scattered by a fixed bijection of `0..n` (n is a power of two or
-/// 1), so the hottest objects are not neighbours in memory or in the log cache.
-pub fn sequence(n: usize, popularity: Popularity, thread: usize) -> Vec<u32> {
+/// The object indices thread `thread` of `threads` updates, in order: [`SEQUENCE`] draws
+/// over `n` objects. Zipf ranks are scattered by a fixed bijection of `0..n` (n is a power
+/// of two or 1), so the hottest objects are not neighbours in memory or in the log cache.
+pub fn sequence(n: usize, popularity: Popularity, thread: usize, threads: usize) -> Vec<u32> {
     let mut rng = SplitMix64::new(0x5eed ^ (thread as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let zipf = (popularity == Popularity::Zipf).then(|| Zipf::new(n, ZIPF_THETA));
     let mask = n.next_power_of_two() - 1;
+    // Private: thread `thread`'s objects are `thread + k * threads`, `own` of them.
+    let own = if n > thread { (n - thread).div_ceil(threads) } else { 1 };
+    let uniform = |bits: u64, over: usize| (((bits >> 32) * over as u64) >> 32) as usize;
     (0..SEQUENCE)
         .map(|_| {
             let bits = rng.next_u64();
-            let i = match &zipf {
-                None => (((bits >> 32) * n as u64) >> 32) as usize,
-                Some(z) => (z.rank(bits).wrapping_mul(0x9e37_79b1) & mask) % n,
+            let i = match (popularity, &zipf) {
+                (Popularity::Zipf, Some(z)) => (z.rank(bits).wrapping_mul(0x9e37_79b1) & mask) % n,
+                (Popularity::Private, _) if n <= thread => thread % n,
+                (Popularity::Private, _) => thread + uniform(bits, own) * threads,
+                _ => uniform(bits, n),
             };
             i as u32
         })
@@ -412,7 +423,7 @@ fn measure<O: Objects>(run: &Run, n: usize, workload: Workload) -> (Throughput, 
             let objects = O::new(n, run.threads);
             let before = objects.oplog().map(|(s, _)| s);
             Shared {
-                sequences: (0..run.threads).map(|t| sequence(n, workload.popularity, t)).collect(),
+                sequences: (0..run.threads).map(|t| sequence(n, workload.popularity, t, run.threads)).collect(),
                 updates: (0..run.threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
                 objects,
                 before,
@@ -489,7 +500,7 @@ impl Entry {
     }
 }
 
-use Popularity::{Uniform, Zipf as Skewed};
+use Popularity::{Private, Uniform, Zipf as Skewed};
 
 /// Every implementation and workload, in table order.
 pub const IMPLS: &[Entry] = &[
@@ -501,12 +512,16 @@ pub const IMPLS: &[Entry] = &[
     Entry::of::<OplogCounters<true>>("oplog-perthread-zipf", Skewed, false),
     Entry::of::<AtomicCounters>("atomic-zipf", Skewed, false),
     Entry::of::<PerCoreAtomicCounters>("percore-atomic-zipf", Skewed, false),
+    Entry::of::<OplogCounters<false>>("oplog-private", Private, false),
+    Entry::of::<AtomicCounters>("atomic-private", Private, false),
     Entry::of::<OplogCounters<false>>("oplog-reader", Uniform, true),
     Entry::of::<AtomicCounters>("atomic-reader", Uniform, true),
     Entry::of::<OplogRoutes>("logged-oplog", Uniform, false),
     Entry::of::<MutexRoutes>("logged-mutex", Uniform, false),
     Entry::of::<OplogRoutes>("logged-oplog-zipf", Skewed, false),
     Entry::of::<MutexRoutes>("logged-mutex-zipf", Skewed, false),
+    Entry::of::<OplogRoutes>("logged-oplog-private", Private, false),
+    Entry::of::<MutexRoutes>("logged-mutex-private", Private, false),
     Entry::of::<OplogRoutes>("logged-oplog-reader", Uniform, true),
     Entry::of::<MutexRoutes>("logged-mutex-reader", Uniform, true),
 ];
@@ -609,19 +624,25 @@ mod tests {
     #[test]
     fn sequences_stay_in_range_and_zipf_is_skewed() {
         for n in [1, 16, 1024] {
-            for p in [Popularity::Uniform, Popularity::Zipf] {
-                assert!(sequence(n, p, 0).iter().all(|&i| (i as usize) < n));
+            for p in [Popularity::Uniform, Popularity::Zipf, Popularity::Private] {
+                assert!(sequence(n, p, 0, 2).iter().all(|&i| (i as usize) < n));
             }
         }
         let mut counts = vec![0usize; 1024];
-        sequence(1024, Popularity::Zipf, 3).iter().for_each(|&i| counts[i as usize] += 1);
+        sequence(1024, Popularity::Zipf, 3, 4).iter().for_each(|&i| counts[i as usize] += 1);
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let top = counts[..10].iter().sum::<usize>() as f64 / SEQUENCE as f64;
         // θ = 0.99 over 1024 ranks: the 10 hottest take about 39 % of the draws.
         assert!((0.3..0.5).contains(&top), "top-10 share {top}");
         let mut uniform = vec![0usize; 1024];
-        sequence(1024, Popularity::Uniform, 3).iter().for_each(|&i| uniform[i as usize] += 1);
+        sequence(1024, Popularity::Uniform, 3, 4).iter().for_each(|&i| uniform[i as usize] += 1);
         assert!(uniform.iter().all(|&c| c > 20 && c < 120), "uniform draws are flat");
+        // Private: thread 3 of 4 draws its own quarter of the objects, each about as often.
+        let mut own = vec![0usize; 1024];
+        sequence(1024, Popularity::Private, 3, 4).iter().for_each(|&i| own[i as usize] += 1);
+        assert!(own.iter().enumerate().all(|(i, &c)| if i % 4 == 3 { c > 150 && c < 370 } else { c == 0 }));
+        // With fewer objects than threads, a thread keeps to one.
+        assert!(sequence(2, Popularity::Private, 3, 4).iter().all(|&i| i == 1));
     }
 
     #[test]
