@@ -5,7 +5,7 @@
 //! read pays a synchronize that merges every core's log. A mutex pays a shared line for
 //! every operation. Node replication (the `node-replication` crate) reads a local replica
 //! under a readers-writer lock and sends every update through a shared log with flat
-//! combining. The structure is a table of 64 counters ([`stats`]: why it was chosen);
+//! combining. The structure is a table of 64 counters ([`table`]: why it was chosen);
 //! [`wrappers`] holds the wrappers: `oplog` (the default configuration: each object adapts
 //! its representation to the mix), the baselines `mutex`, `rwlock` and `node-replication`,
 //! and OpLog pinned to one representation: `oplog-rseq` (logged, slots entered with a
@@ -38,7 +38,7 @@ use crate::output::plot::Scale;
 use crate::output::verdict::{Against, Roles, Target};
 use crate::output::{Annex, Record, Sink, round};
 
-pub mod stats;
+pub mod table;
 pub mod wrappers;
 
 use wrappers::{MutexTable, NrTable, OplogTable, RwLockTable, SharedTable, mode};

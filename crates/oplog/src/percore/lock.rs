@@ -74,12 +74,12 @@ pub const SPIN_MODE_ENTRIES: usize = 4096;
 
 /// How an [`OwnerLock`] was taken, so it is released the same way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Held {
+pub enum Taken {
     /// Through the owner's flag (per-thread slots, and per-CPU slots entered by rseq).
     Owner,
     /// Through the spin lock (per-CPU slots without rseq, owners' slow paths, and owners
     /// of a slot in spin mode).
-    Shared,
+    Spin,
     /// Through the spin lock, by the entry that ends the slot's spin mode: unlocking
     /// returns the slot to the owner protocol.
     SpinModeEnd,
@@ -146,15 +146,15 @@ impl OwnerLock {
 
     /// Takes the lock through the spin lock (per-CPU slots).
     #[inline]
-    pub fn lock_shared(&self) -> Held {
+    pub fn lock_spin(&self) -> Taken {
         self.lock.lock();
-        Held::Shared
+        Taken::Spin
     }
 
     /// Takes the lock as the slot's owner thread. Only the one thread that owns this slot
     /// may call this, and only where [`barrier::init`] returned true.
     #[inline]
-    pub fn lock_owner(&self) -> Held {
+    pub fn lock_owner(&self) -> Taken {
         // Only the owner sets `busy`: finding it set means this thread entered the slot
         // again from inside its own critical section.
         if self.busy.load(Ordering::Relaxed) {
@@ -164,7 +164,7 @@ impl OwnerLock {
         barrier::light();
         // Acquire: if a remote just finished, see what it did to the slot.
         if !self.req.load(Ordering::Acquire) {
-            return Held::Owner;
+            return Taken::Owner;
         }
         self.owner_back_off()
     }
@@ -176,7 +176,7 @@ impl OwnerLock {
     /// checked (undone, unrecorded, if `req` is set), standing in for the kernel's restart:
     /// with the remote side's barrier between its store of `req` and its load of `busy`,
     /// either the remote sees `busy` or this sees `req`, as with the real sequence. On `Ok`
-    /// the lock is held as [`Held::Owner`].
+    /// the lock is held as [`Taken::Owner`].
     #[cfg(oplog_trace)]
     #[inline(always)]
     pub(crate) fn rseq_stand_in(&self) -> Result<(), super::rseq::NotEntered> {
@@ -217,7 +217,7 @@ impl OwnerLock {
     }
 
     #[cold]
-    fn owner_back_off(&self) -> Held {
+    fn owner_back_off(&self) -> Taken {
         self.busy.store(false, Ordering::Release);
         self.lock.lock();
         // The owner is the only thread that enters through the owner flag, so holding the
@@ -229,7 +229,7 @@ impl OwnerLock {
     /// sequence saw `req`): `Some` if it is, with the lock held; `None` (lock released) if
     /// the request was a remote acquisition that has ended: try the owner path again.
     #[cold]
-    pub fn enter_spin_mode(&self) -> Option<Held> {
+    pub fn enter_spin_mode(&self) -> Option<Taken> {
         self.lock.lock();
         if self.spin.load(Ordering::Relaxed) {
             Some(self.count_spin_entry())
@@ -241,35 +241,35 @@ impl OwnerLock {
 
     /// Counts an owner's entry under the spin lock; the entry that reaches
     /// [`SPIN_MODE_ENTRIES`] ends spin mode when it unlocks.
-    fn count_spin_entry(&self) -> Held {
+    fn count_spin_entry(&self) -> Taken {
         if !self.spin.load(Ordering::Relaxed) {
-            return Held::Shared;
+            return Taken::Spin;
         }
         let n = self.spin_entries.load(Ordering::Relaxed) + 1;
         self.spin_entries.store(n, Ordering::Relaxed);
-        if n >= SPIN_MODE_ENTRIES { Held::SpinModeEnd } else { Held::Shared }
+        if n >= SPIN_MODE_ENTRIES { Taken::SpinModeEnd } else { Taken::Spin }
     }
 
-    /// Releases the lock taken as `held`.
+    /// Releases the lock taken as `taken`.
     #[inline(always)]
-    pub fn unlock(&self, held: Held) {
+    pub fn unlock(&self, taken: Taken) {
         // The owner's release is the update path's last step: one compare and a store, the
         // other kinds out of line.
-        if held == Held::Owner {
+        if taken == Taken::Owner {
             self.busy.store(false, Ordering::Release);
         } else {
-            self.unlock_other(held);
+            self.unlock_other(taken);
         }
     }
 
     /// [`OwnerLock::unlock`] of a lock not taken through the owner's flag.
     #[inline(never)]
-    fn unlock_other(&self, held: Held) {
-        match held {
-            Held::Owner => self.busy.store(false, Ordering::Release),
-            Held::Shared => self.lock.unlock(),
-            Held::SpinModeEnd => self.remote_end(Some(false)),
-            Held::Remote => self.remote_end(None),
+    fn unlock_other(&self, taken: Taken) {
+        match taken {
+            Taken::Owner => self.busy.store(false, Ordering::Release),
+            Taken::Spin => self.lock.unlock(),
+            Taken::SpinModeEnd => self.remote_end(Some(false)),
+            Taken::Remote => self.remote_end(None),
         }
     }
 
@@ -299,12 +299,12 @@ impl OwnerLock {
 
     /// Takes the lock remotely in one go (one heavy barrier for this slot alone). Only where
     /// [`barrier::init`] returned true.
-    pub fn lock_remote(&self) -> Held {
+    pub fn lock_remote(&self) -> Taken {
         if self.remote_begin() {
             barrier::heavy();
         }
         self.remote_wait();
-        Held::Remote
+        Taken::Remote
     }
 
     /// Releases a remote acquisition, leaving the slot in spin mode (`Some(true)`),
@@ -345,10 +345,10 @@ mod tests {
         std::thread::scope(|sc| {
             sc.spawn(move || {
                 for _ in 0..N {
-                    let held = s.lock.lock_owner();
+                    let taken = s.lock.lock_owner();
                     // SAFETY: the slot lock is held.
                     unsafe { *s.value.get_mut().deref() += 1 };
-                    s.lock.unlock(held);
+                    s.lock.unlock(taken);
                 }
             });
             sc.spawn(move || {
@@ -377,10 +377,10 @@ mod tests {
             for _ in 0..3 {
                 sc.spawn(move || {
                     for _ in 0..N {
-                        let held = s.lock.lock_shared();
+                        let taken = s.lock.lock_spin();
                         // SAFETY: the slot lock is held.
                         unsafe { *s.value.get_mut().deref() += 1 };
-                        s.lock.unlock(held);
+                        s.lock.unlock(taken);
                     }
                 });
             }

@@ -35,7 +35,7 @@ mod lock;
 mod rseq;
 mod threads;
 
-pub use lock::{Held, OwnerLock, SPIN_MODE_ENTRIES, SpinLock};
+pub use lock::{OwnerLock, SPIN_MODE_ENTRIES, SpinLock, Taken};
 
 use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
 use crossbeam_utils::CachePadded;
@@ -316,15 +316,15 @@ impl<S: Send> PerCore<S> {
     #[inline(always)]
     pub fn enter(&self, index: usize) -> Entered<'_, S> {
         assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
-        let (core, slot, held) = match self.mode {
+        let (core, slot, taken) = match self.mode {
             CoreMode::PerCpu => self.enter_cpu(index),
             CoreMode::PerThread => self.enter_thread(index),
         };
-        Entered { slot, held, core, state: Some(slot.state.get_mut()) }
+        Entered { slot, taken, core, state: Some(slot.state.get_mut()) }
     }
 
     #[inline(always)]
-    fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Held) {
+    fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Taken) {
         #[cfg(any(oplog_rseq, oplog_trace))]
         if let Some(table) = &self.rseq {
             let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
@@ -334,7 +334,7 @@ impl<S: Send> PerCore<S> {
                     // SAFETY: the table was built from this PerCore's per-CPU arrays (which
                     // live as long as `self`), and `index` is below every array's length, so
                     // the address is slot `index` of CPU `cpu`.
-                    rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Held::Owner),
+                    rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner),
                     rseq::Enter::Requested(cpu) => {
                         // In spin mode, or being taken remotely (then wait and retry).
                         let (core, slot) = self.cpu_slot(cpu, index);
@@ -354,7 +354,7 @@ impl<S: Send> PerCore<S> {
             }
         }
         let (core, slot) = self.cpu_slot(current_cpu(), index);
-        (core, slot, slot.lock.lock_shared())
+        (core, slot, slot.lock.lock_spin())
     }
 
     /// Whether [`PerCore::fold`] can apply updates here (per-CPU cores on the
@@ -405,7 +405,7 @@ impl<S: Send> PerCore<S> {
     }
 
     #[inline(always)]
-    fn enter_thread(&self, index: usize) -> (usize, &Slot<S>, Held) {
+    fn enter_thread(&self, index: usize) -> (usize, &Slot<S>, Taken) {
         let pool = self.pool.as_ref().expect("per-thread cores have a pool");
         match threads::current(self.pool_id, pool, |core| self.thread_slots(core).as_ptr().cast()) {
             Some((core, base)) => {
@@ -413,11 +413,11 @@ impl<S: Send> PerCore<S> {
                 // (`current` hands back what the claim returned: `thread_slots(core)`), which
                 // lives as long as `self`; `index` < slots_per_core, its length.
                 let slot = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
-                (core, slot, if self.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_shared() })
+                (core, slot, if self.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_spin() })
             }
             None => {
                 let slot = &self.thread_slots(0)[index];
-                (0, slot, if self.owner_fast { slot.lock.lock_remote() } else { slot.lock.lock_shared() })
+                (0, slot, if self.owner_fast { slot.lock.lock_remote() } else { slot.lock.lock_spin() })
             }
         }
     }
@@ -481,7 +481,7 @@ impl<S: Send> PerCore<S> {
             Remote { remote: true, spin_mode: None, own, slots: held(slots), hold: None }
         } else {
             for (_, _, s) in &slots {
-                s.lock.lock_shared();
+                s.lock.lock_spin();
             }
             Remote { remote: false, spin_mode: None, own: None, slots: held(slots), hold: None }
         }
@@ -574,7 +574,7 @@ fn skip_own_cpu(cpus: &mut SmallVec<[usize; INLINE_SLOTS]>) -> Option<usize> {
 /// A slot entered by the calling thread; releases it on drop.
 pub struct Entered<'a, S> {
     slot: &'a Slot<S>,
-    held: Held,
+    taken: Taken,
     core: usize,
     /// `Some` until drop; dropped before unlocking so loom sees the access end inside it.
     state: Option<MutPtr<S>>,
@@ -623,7 +623,7 @@ impl<S> Drop for Entered<'_, S> {
     #[inline]
     fn drop(&mut self) {
         self.state = None;
-        self.slot.lock.unlock(self.held);
+        self.slot.lock.unlock(self.taken);
     }
 }
 
@@ -709,7 +709,7 @@ impl<S> Drop for Remote<'_, S> {
                 let spin_mode = if Some(core) == self.own { self.spin_mode.filter(|on| !on) } else { self.spin_mode };
                 slot.lock.remote_end(spin_mode);
             } else {
-                slot.lock.unlock(Held::Shared);
+                slot.lock.unlock(Taken::Spin);
             }
         }
     }
@@ -857,11 +857,11 @@ mod tests {
             }
         };
         take(&pc);
-        assert_eq!(pc.enter(0).held, Held::Owner, "its own taker left the slot to its owner");
+        assert_eq!(pc.enter(0).taken, Taken::Owner, "its own taker left the slot to its owner");
         std::thread::scope(|s| {
             s.spawn(|| take(&pc));
         });
-        assert_eq!(pc.enter(0).held, Held::Shared, "another thread's taker left it in spin mode");
+        assert_eq!(pc.enter(0).taken, Taken::Spin, "another thread's taker left it in spin mode");
         assert_eq!(*pc.enter(0), 2);
     }
 

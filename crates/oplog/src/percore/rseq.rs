@@ -99,7 +99,7 @@ impl Table {
 
     /// Tries to enter the slot `offset` bytes past the calling CPU's first slot until the
     /// outcome is [`Enter::Entered`] (the slot's lock held as
-    /// [`Held::Owner`](super::Held::Owner)), [`Enter::Requested`] (a remote thread holds
+    /// [`Taken::Owner`](super::Taken::Owner)), [`Enter::Requested`] (a remote thread holds
     /// the slot or left it in spin mode: the caller decides) or [`Enter::Unavailable`] (a
     /// thread that cannot use the sequence, which must take a slot through the remote
     /// protocol instead). Waits while another thread of this CPU holds the slot.

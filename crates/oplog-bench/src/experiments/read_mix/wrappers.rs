@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use node_replication::{Log, Replica, ReplicaToken};
 use oplog::{Config, Domain, OpLog, Representation, Unordered};
 
-use super::stats::{Add, Read, StatsTable};
+use super::table::{Add, Read, StatsTable};
 
 /// A concurrent wrapper of [`StatsTable`].
 pub trait SharedTable: Sync + Sized {
