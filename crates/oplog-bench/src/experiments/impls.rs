@@ -1,7 +1,7 @@
 //! What the data-structure experiments share: a table of implementations, each an id, a
-//! measuring function and whatever else the experiment keeps per implementation (for its
-//! annexes), and [`ThreadSweep`], the experiment that measures each of them at every thread
-//! count and then adds its annexes.
+//! measuring function and whatever else the experiment keeps per implementation, and
+//! [`ThreadSweep`], the experiment that measures each of them at every thread count and
+//! then adds its annexes.
 
 use std::io;
 use std::sync::Arc;
@@ -15,33 +15,34 @@ use crate::output::{Record, Sink};
 
 /// One implementation an experiment measures: its stable id (the `impl` field of records),
 /// how to measure it at one point, given the point's parameter `P` (`()` when the
-/// experiment sweeps only threads), and what else the experiment keeps for it, `X` (`()`
-/// when nothing; for example how `refcount`'s memory annex measures it).
+/// experiment sweeps only threads), what else the experiment keeps for it, `X` (`()` when
+/// nothing; for example how `refcount`'s memory annex measures it, or the workload an
+/// `objects` id runs), and what a measurement returns, `R` (its [`Throughput`] unless the
+/// experiment also records what it observed).
 #[derive(Clone, Copy, Debug)]
-pub struct Impl<P = (), X = ()> {
+pub struct Impl<P = (), X = (), R = Throughput> {
     /// Stable id.
     pub id: &'static str,
-    measure: fn(&Run, P) -> Throughput,
-    /// What else the experiment keeps for this implementation (for its annexes).
-    pub annex: X,
+    measure: fn(&Run, P) -> R,
+    /// What else the experiment keeps for this implementation.
+    pub data: X,
 }
 
-impl<P> Impl<P> {
+impl<P, R> Impl<P, (), R> {
     /// The implementation `id`, measured by `measure`.
-    pub const fn new(id: &'static str, measure: fn(&Run, P) -> Throughput) -> Self {
-        Self { id, measure, annex: () }
+    pub const fn new(id: &'static str, measure: fn(&Run, P) -> R) -> Self {
+        Self { id, measure, data: () }
     }
 }
 
-impl<P, X> Impl<P, X> {
-    /// The implementation `id`, measured by `measure`, with `annex` kept for the
-    /// experiment's annexes.
-    pub const fn with_annex(id: &'static str, measure: fn(&Run, P) -> Throughput, annex: X) -> Self {
-        Self { id, measure, annex }
+impl<P, X, R> Impl<P, X, R> {
+    /// The implementation `id`, measured by `measure`, with `data` kept for the experiment.
+    pub const fn with_data(id: &'static str, measure: fn(&Run, P) -> R, data: X) -> Self {
+        Self { id, measure, data }
     }
 
     /// Measures this implementation at one point.
-    pub fn measure(&self, run: &Run, param: P) -> Throughput {
+    pub fn measure(&self, run: &Run, param: P) -> R {
         (self.measure)(run, param)
     }
 }

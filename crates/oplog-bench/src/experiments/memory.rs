@@ -50,6 +50,7 @@ use oplog::{Config, Counter, CounterLog, Domain};
 use serde_json::json;
 
 use crate::alloc_count::Tally;
+use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, Metric};
 use crate::harness::{Run, Settings, Stop, Throughput, median};
 use crate::output::verdict::Roles;
@@ -266,21 +267,12 @@ pub fn measure<L: CounterLayout>(run: &Run, count: usize) -> Footprint {
     }
 }
 
-/// One layout's entry in the experiment: its id and its monomorphised measurement.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    id: &'static str,
-    measure: fn(&Run, usize) -> Footprint,
-}
-
-impl Entry {
-    const fn of<L: CounterLayout>() -> Self {
-        Self { id: L::ID, measure: measure::<L> }
-    }
-}
-
-/// The layouts measured, in table order.
-const IMPLS: [Entry; 3] = [Entry::of::<OplogLayout>(), Entry::of::<PerCoreLayout>(), Entry::of::<PlainLayout>()];
+/// The layouts measured, in table order: each one's id and monomorphised measurement.
+const IMPLS: [Impl<usize, (), Footprint>; 3] = [
+    Impl::new(OplogLayout::ID, measure::<OplogLayout>),
+    Impl::new(PerCoreLayout::ID, measure::<PerCoreLayout>),
+    Impl::new(PlainLayout::ID, measure::<PlainLayout>),
+];
 
 /// The `memory` experiment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -370,7 +362,7 @@ impl Experiment for Memory {
             for entry in IMPLS {
                 sink.point(entry.id, threads);
                 let run = settings.at(threads);
-                let f = (entry.measure)(&run, count);
+                let f = entry.measure(&run, count);
                 sink.push(
                     Record::new(self.name(), entry.id, &run, &f.throughput)
                         .with("objects", count)

@@ -44,6 +44,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use oplog::{CacheStats, Config, Counter, CounterLog, Domain, LogKind, OpLog, Representation, Unordered, Update};
 
+use crate::experiments::impls::Impl;
 use crate::experiments::read_mix::SplitMix64;
 use crate::experiments::{Experiment, XAxis};
 use crate::harness::{Run, Settings, Stop, Throughput};
@@ -400,12 +401,17 @@ impl Objects for MutexRoutes {
 
 /// What one point measured, beside throughput.
 #[derive(Clone, Copy, Debug, Default)]
-struct Observed {
-    bytes_per_object: f64,
-    fixed_bytes: usize,
+pub struct Observed {
+    /// [`Objects::bytes_per_object`].
+    pub bytes_per_object: f64,
+    /// [`Objects::fixed_bytes`].
+    pub fixed_bytes: usize,
     /// Hit rate, evictions per update, share of objects direct (OpLog ids).
-    oplog: Option<(f64, f64, f64)>,
+    pub oplog: Option<(f64, f64, f64)>,
 }
+
+/// What measuring an implementation at one point returns.
+pub type Measured = (Throughput, Observed);
 
 /// The objects and sequences of one repetition, and each worker's count of updates.
 struct Shared<O> {
@@ -416,7 +422,7 @@ struct Shared<O> {
 }
 
 /// Measures implementation `O` with `n` objects under `workload`.
-fn measure<O: Objects>(run: &Run, n: usize, workload: Workload) -> (Throughput, Observed) {
+fn measure<O: Objects>(run: &Run, (n, workload): (usize, Workload)) -> (Throughput, Observed) {
     let mut observed = Observed::default();
     let throughput = run.throughput_checked(
         || {
@@ -484,46 +490,40 @@ fn update_batch<O: Objects>(objects: &O, sequence: &[u32], thread: usize, at: us
     (at + BATCH as usize) & (SEQUENCE - 1)
 }
 
-/// One implementation under one workload: its id and its monomorphised measurement.
-#[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    /// Stable id.
-    pub id: &'static str,
-    /// What it measures besides the object count.
-    pub workload: Workload,
-    measure: fn(&Run, usize, Workload) -> (Throughput, Observed),
-}
-
-impl Entry {
-    const fn of<O: Objects>(id: &'static str, popularity: Popularity, reader: bool) -> Self {
-        Self { id, workload: Workload { popularity, reader }, measure: measure::<O> }
-    }
+/// Implementation `O` under one workload, kept as its `data`: measured at one point with the
+/// number of objects and that workload; monomorphised.
+const fn of<O: Objects>(
+    id: &'static str,
+    popularity: Popularity,
+    reader: bool,
+) -> Impl<(usize, Workload), Workload, Measured> {
+    Impl::with_data(id, measure::<O>, Workload { popularity, reader })
 }
 
 use Popularity::{Private, Uniform, Zipf as Skewed};
 
 /// Every implementation and workload, in table order.
-pub const IMPLS: &[Entry] = &[
-    Entry::of::<OplogCounters<false>>("oplog", Uniform, false),
-    Entry::of::<OplogCounters<true>>("oplog-perthread", Uniform, false),
-    Entry::of::<AtomicCounters>("atomic", Uniform, false),
-    Entry::of::<PerCoreAtomicCounters>("percore-atomic", Uniform, false),
-    Entry::of::<OplogCounters<false>>("oplog-zipf", Skewed, false),
-    Entry::of::<OplogCounters<true>>("oplog-perthread-zipf", Skewed, false),
-    Entry::of::<AtomicCounters>("atomic-zipf", Skewed, false),
-    Entry::of::<PerCoreAtomicCounters>("percore-atomic-zipf", Skewed, false),
-    Entry::of::<OplogCounters<false>>("oplog-private", Private, false),
-    Entry::of::<AtomicCounters>("atomic-private", Private, false),
-    Entry::of::<OplogCounters<false>>("oplog-reader", Uniform, true),
-    Entry::of::<AtomicCounters>("atomic-reader", Uniform, true),
-    Entry::of::<OplogRoutes>("logged-oplog", Uniform, false),
-    Entry::of::<MutexRoutes>("logged-mutex", Uniform, false),
-    Entry::of::<OplogRoutes>("logged-oplog-zipf", Skewed, false),
-    Entry::of::<MutexRoutes>("logged-mutex-zipf", Skewed, false),
-    Entry::of::<OplogRoutes>("logged-oplog-private", Private, false),
-    Entry::of::<MutexRoutes>("logged-mutex-private", Private, false),
-    Entry::of::<OplogRoutes>("logged-oplog-reader", Uniform, true),
-    Entry::of::<MutexRoutes>("logged-mutex-reader", Uniform, true),
+pub const IMPLS: &[Impl<(usize, Workload), Workload, Measured>] = &[
+    of::<OplogCounters<false>>("oplog", Uniform, false),
+    of::<OplogCounters<true>>("oplog-perthread", Uniform, false),
+    of::<AtomicCounters>("atomic", Uniform, false),
+    of::<PerCoreAtomicCounters>("percore-atomic", Uniform, false),
+    of::<OplogCounters<false>>("oplog-zipf", Skewed, false),
+    of::<OplogCounters<true>>("oplog-perthread-zipf", Skewed, false),
+    of::<AtomicCounters>("atomic-zipf", Skewed, false),
+    of::<PerCoreAtomicCounters>("percore-atomic-zipf", Skewed, false),
+    of::<OplogCounters<false>>("oplog-private", Private, false),
+    of::<AtomicCounters>("atomic-private", Private, false),
+    of::<OplogCounters<false>>("oplog-reader", Uniform, true),
+    of::<AtomicCounters>("atomic-reader", Uniform, true),
+    of::<OplogRoutes>("logged-oplog", Uniform, false),
+    of::<MutexRoutes>("logged-mutex", Uniform, false),
+    of::<OplogRoutes>("logged-oplog-zipf", Skewed, false),
+    of::<MutexRoutes>("logged-mutex-zipf", Skewed, false),
+    of::<OplogRoutes>("logged-oplog-private", Private, false),
+    of::<MutexRoutes>("logged-mutex-private", Private, false),
+    of::<OplogRoutes>("logged-oplog-reader", Uniform, true),
+    of::<MutexRoutes>("logged-mutex-reader", Uniform, true),
 ];
 
 /// Issue 14's targets: the default counter never far behind one atomic per object, ahead
@@ -579,11 +579,11 @@ impl Experiment for ObjectsExperiment {
                 for entry in IMPLS {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
-                    let (t, seen) = (entry.measure)(&run, n, entry.workload);
+                    let (t, seen) = entry.measure(&run, (n, entry.data));
                     let mut record = Record::new(self.name(), entry.id, &run, &t)
                         .with("objects", n)
-                        .with("popularity", entry.workload.popularity.name())
-                        .with("reader", entry.workload.reader)
+                        .with("popularity", entry.data.popularity.name())
+                        .with("reader", entry.data.reader)
                         .with("bytes_per_object", round(1, seen.bytes_per_object))
                         .with("fixed_bytes", seen.fixed_bytes);
                     if let Some((hit_rate, evictions, direct)) = seen.oplog {
@@ -613,7 +613,7 @@ mod tests {
         assert_eq!(ids.len(), IMPLS.len(), "duplicate id");
         for entry in IMPLS {
             for n in [1, 300] {
-                let (t, seen) = (entry.measure)(&run, n, entry.workload);
+                let (t, seen) = entry.measure(&run, (n, entry.data));
                 assert!(t.median > 0.0, "{} measured nothing", entry.id);
                 assert!(seen.bytes_per_object > 0.0);
                 assert_eq!(seen.oplog.is_some(), entry.id.contains("oplog"), "{}", entry.id);

@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 use serde_json::json;
 
+use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, XAxis};
 use crate::harness::{Run, Settings, Stop, Throughput};
 use crate::output::plot::Scale;
@@ -51,36 +52,27 @@ pub const QUICK_UPDATE_PCTS: [u32; 4] = [0, 50, 99, 100];
 /// Operations between two checks of the stop flag.
 const BATCH: u64 = 32;
 
-/// One wrapper of [`wrappers`]: its id and its monomorphised measurement.
-#[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    /// [`SharedTable::ID`].
-    pub id: &'static str,
-    measure: fn(&Run, u32) -> (Throughput, Option<&'static str>),
-}
-
-impl Entry {
-    const fn of<T: SharedTable>() -> Self {
-        Self { id: T::ID, measure: measure::<T> }
-    }
-
-    /// Measures the wrapper at one point with `update_pct` % updates; also returns what it
-    /// ended the last repetition in ([`SharedTable::ended_in`]).
-    pub fn measure(&self, run: &Run, update_pct: u32) -> (Throughput, Option<&'static str>) {
-        (self.measure)(run, update_pct)
-    }
-}
+/// What measuring a wrapper at one point returns: its throughput, and the representation
+/// it ended the last repetition in ([`SharedTable::ended_in`]; OpLog's wrappers only).
+pub type Measured = (Throughput, Option<&'static str>);
 
 /// Every wrapper, in table order: the default, the baselines, the pinned modes.
-pub const IMPLS: [Entry; 7] = [
-    Entry::of::<OplogTable<{ mode::DEFAULT }>>(),
-    Entry::of::<MutexTable>(),
-    Entry::of::<RwLockTable>(),
-    Entry::of::<NrTable>(),
-    Entry::of::<OplogTable<{ mode::RSEQ }>>(),
-    Entry::of::<OplogTable<{ mode::SPINLOCK }>>(),
-    Entry::of::<OplogTable<{ mode::DIRECT }>>(),
+pub const IMPLS: [Impl<u32, (), Measured>; 7] = [
+    of::<OplogTable<{ mode::DEFAULT }>>(),
+    of::<MutexTable>(),
+    of::<RwLockTable>(),
+    of::<NrTable>(),
+    of::<OplogTable<{ mode::RSEQ }>>(),
+    of::<OplogTable<{ mode::SPINLOCK }>>(),
+    of::<OplogTable<{ mode::DIRECT }>>(),
 ];
+
+/// The row of [`IMPLS`] for wrapper `T`: [`SharedTable::ID`], measured at one point with
+/// `update_pct` % updates, also returning what it ended the last repetition in
+/// ([`SharedTable::ended_in`]); monomorphised.
+const fn of<T: SharedTable>() -> Impl<u32, (), Measured> {
+    Impl::new(T::ID, measure::<T>)
+}
 
 /// The baselines the default is judged against.
 const BASELINES: [&str; 3] = [MutexTable::ID, RwLockTable::ID, NrTable::ID];

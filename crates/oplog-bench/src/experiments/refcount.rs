@@ -66,7 +66,7 @@ pub type Memory = fn(objects: usize, threads: usize) -> MemoryRow;
 /// The row of [`IMPLS`] for `I`: [`RefcountImpl::ID`], its clone+drop pairs per second at one
 /// point (verified after each repetition) and its memory figures, monomorphised.
 pub const fn of<I: RefcountImpl>() -> Impl<(), Memory> {
-    Impl::with_annex(I::ID, throughput::<I>, memory::<I>)
+    Impl::with_data(I::ID, throughput::<I>, memory::<I>)
 }
 
 /// The shared state of one repetition: a domain and one object with its owner's reference.
@@ -216,7 +216,7 @@ pub fn memory_annex(objects: usize, threads: usize) -> Annex {
         &["impl", "objects", "bytes_per_object", "fixed_bytes", "cores", "fixed_bytes_per_core"],
     );
     for entry in IMPLS {
-        let m = (entry.annex)(objects, threads);
+        let m = (entry.data)(objects, threads);
         let per_core = if m.cores > 0 { json!(round(m.fixed_bytes as f64 / m.cores as f64, 0)) } else { Value::Null };
         annex.row(vec![
             json!(entry.id),
