@@ -82,8 +82,13 @@ impl<T, C> Slab<T, C> {
     };
     /// Bytes per row of companions.
     const ROW: usize = Self::PER_ROW * std::mem::size_of::<C>();
-    /// Alignment of the companions' area: a cache line, or more if `C` needs it.
-    const SIDE_ALIGN: usize = if std::mem::align_of::<C>() > LINE { std::mem::align_of::<C>() } else { LINE };
+    /// Alignment of the companions' area: a cache line, or more if `C` needs it (no more
+    /// than `C` needs where companions take no room).
+    const SIDE_ALIGN: usize = if std::mem::size_of::<C>() == 0 || std::mem::align_of::<C>() > LINE {
+        std::mem::align_of::<C>()
+    } else {
+        LINE
+    };
     /// Entries per chunk (aligning the companions' area and rounding its rows up may cost
     /// up to a row and a line).
     const PER_CHUNK: usize = (Self::CHUNK_BYTES - Self::FIRST - Self::SIDE_ALIGN - Self::ROW)

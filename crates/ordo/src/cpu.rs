@@ -62,31 +62,45 @@ std::thread_local! {
 #[inline(always)]
 #[cfg(not(miri))]
 fn current_from_os() -> usize {
+    // The common case inline: one load, one compare (neither sentinel), the rseq field.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     {
         let offset = RSEQ_CPU_OFFSET.load(Ordering::Relaxed);
-        if offset != NO_RSEQ {
-            if offset == UNKNOWN_RSEQ {
-                RSEQ_CPU_OFFSET.store(rseq_offset().unwrap_or(NO_RSEQ), Ordering::Relaxed);
-                return current_from_os();
-            }
-            // SAFETY: `offset` is glibc's `__rseq_offset` (see `rseq_offset`): the thread's rseq
-            // area lies at that offset from the thread pointer for every thread of the process,
-            // for the thread's whole life.
+        if offset > NO_RSEQ {
+            // SAFETY: `offset` is glibc's `__rseq_offset` (see `rseq_offset`; both sentinels
+            // are below it): the thread's rseq area lies at that offset from the thread
+            // pointer for every thread of the process, for the thread's whole life.
             let cpu = unsafe { rseq_cpu_id(offset) };
             if cpu >= 0 {
                 return cpu as usize;
             }
         }
     }
+    current_from_os_slow()
+}
+
+/// [`current_from_os`] when the rseq area's offset is not known yet, or there is no area
+/// for the thread: finds the offset on the first call, then falls back to `TSC_AUX` (when it
+/// holds the CPU number) or `sched_getcpu`. Out of line, so that the inline path keeps few
+/// registers.
+#[cold]
+#[inline(never)]
+#[cfg(not(miri))]
+fn current_from_os_slow() -> usize {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        if RSEQ_CPU_OFFSET.load(Ordering::Relaxed) == UNKNOWN_RSEQ {
+            RSEQ_CPU_OFFSET.store(rseq_offset().unwrap_or(NO_RSEQ), Ordering::Relaxed);
+            return current_from_os();
+        }
+    }
     #[cfg(target_arch = "x86_64")]
     {
-        if AUX_STATE.load(Ordering::Relaxed) == AUX_OK {
-            return (read_tsc_aux() & TSC_AUX_CPU_MASK) as usize;
-        }
         if AUX_STATE.load(Ordering::Relaxed) == UNKNOWN {
             tsc_aux_is_cpu();
-            return current_from_os();
+        }
+        if AUX_STATE.load(Ordering::Relaxed) == AUX_OK {
+            return (read_tsc_aux() & TSC_AUX_CPU_MASK) as usize;
         }
     }
     sched_getcpu()
