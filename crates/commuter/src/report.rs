@@ -22,7 +22,7 @@
 //!   domain can map to the same slot. An update that finds another object (the victim) in
 //!   its slot takes the victim's log out, takes the slot, clears its core's bit in the
 //!   victim's `OpLog.word` and sets it in its own; then, *after releasing the slot*, it
-//!   appends the victim's log to the victim's backlog (`Pending`, applied by the victim's
+//!   appends the victim's log to the victim's backlog (`Backlogs`, applied by the victim's
 //!   next synchronize), or applies a log that is applied alone (the counter's) under the
 //!   victim's lock in its `OpLog.word` to its instance (`OpLog.state`). Each object under
 //!   test here has a domain of its own, so the report's runs have no collision;
@@ -459,7 +459,7 @@ struct Context {
 /// collision made an update evict another object.
 fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
     let oplog_collision =
-        |l: &str| l.starts_with("Slot.") || l.starts_with("Pending.") || l == "OpLog.state" || l.ends_with(".entries");
+        |l: &str| l.starts_with("Slot.") || l.starts_with("Backlogs.") || l == "OpLog.state" || l.ends_with(".entries");
     match label {
         "OpLog.word" if cx.update_pair => (
             None,
@@ -470,7 +470,7 @@ fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
         l if cx.update_pair && cx.design == Design::OpLog && oplog_collision(l) => (
             None,
             "a log-cache collision: an update found another object in its core's slot, evicted its log and, after \
-             releasing the slot, appended it to that object's Pending backlog (or applied it alone: its OpLog.word \
+             releasing the slot, appended it to that object's backlog (Backlogs.map; or applied it alone: its OpLog.word \
              and OpLog.state)"
                 .into(),
         ),
@@ -508,8 +508,8 @@ fn cause(label: &str, cx: Context) -> (Option<u8>, String) {
                  first use claims an index from it"
             ),
         ),
-        l if l.starts_with("Pending.") => {
-            (None, "a log-cache collision moved a log to the object's backlog (Pending)".into())
+        l if l.starts_with("Backlogs.") => {
+            (None, "a log-cache collision moved a log to the object's backlog (Backlogs)".into())
         }
         "Domain.threads" => (None, "a thread registered with a per-thread domain (Domain.threads)".into()),
         "PerCore.cpus" | "PerCore.threads" | "PerCore.rseq_table" => (
@@ -676,7 +676,7 @@ mod tests {
         // Between two updates, the object word means an installation, and a slot, a backlog
         // or an instance another object's synchronize after a log-cache collision.
         assert!(exceptions(&cases[..1], true, Design::OpLog)[0].reason.contains("first touch"));
-        let collision = reason(&["OpLog.word", "Pending.map", "Slot.lock"], true, Design::OpLog);
+        let collision = reason(&["OpLog.word", "Backlogs.map", "Slot.lock"], true, Design::OpLog);
         assert!(collision.contains("first touch") && collision.contains("a log-cache collision"), "{collision}");
         assert!(!collision.contains("a read synchronizes"), "{collision}");
         assert_eq!(

@@ -349,7 +349,7 @@ fn a_log_cache_collision_conflicts_and_the_report_names_it() {
     let ((), tb) = cores.trace(CPU_B, move || ob.add(2));
     let found = conflicts(&ta, &tb);
     let labels: Vec<&str> = found.iter().flat_map(|c| c.labels()).collect();
-    assert!(labels.contains(&"Pending.map"), "both evictions append to the victim's backlog: {found:?}");
+    assert!(labels.contains(&"Backlogs.map"), "both evictions append to the victim's backlog: {found:?}");
     let case = Conflicted { lines: found.into_iter().map(|c| (c.first, c.second)).collect(), test: "collision".into() };
     let reason = &exceptions(&[case], true, Design::OpLog)[0].reason;
     assert!(reason.contains("a log-cache collision"), "{reason}");

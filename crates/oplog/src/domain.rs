@@ -4,10 +4,10 @@
 //! is that unit. All objects of a domain share, on each core, one direct-mapped table of
 //! log slots, the table of pending (evicted) logs, the clock, and the limits below.
 
+use crate::backlog::Backlogs;
 use crate::cache_stats::{CacheCounters, CacheStats};
 use crate::log::LogKind;
 use crate::object::{ObjectSlab, Thresholds};
-use crate::pending::Pending;
 use crate::readers::Readers;
 
 use crate::percore::{CoreMode, PerCore};
@@ -262,7 +262,7 @@ pub struct Domain<L: LogKind> {
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `slot`).
     pub(crate) slots: PerCore<SlotData<L>>,
-    pub(crate) pending: Pending<L>,
+    pub(crate) backlogs: Backlogs<L>,
     /// Where concurrent reads announce themselves (see `readers`).
     pub(crate) readers: Readers,
     /// Where this domain's objects live (see `slab`).
@@ -339,7 +339,7 @@ impl<L: LogKind> Domain<L> {
             thresholds,
             clock,
             slots,
-            pending: Pending::new(4 * ncpus.clamp(4, 1024)),
+            backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),
             readers: Readers::new(ordo::cpu::possible()),
             slab: ObjectSlab::new(),
             stats: CacheCounters::new(cores),
@@ -423,14 +423,15 @@ impl<L: LogKind> Domain<L> {
         self.slab.footprint()
     }
 
-    /// Number of objects with logs or operations waiting outside the log cache.
-    pub fn pending_objects(&self) -> usize {
-        self.pending.len()
+    /// Number of objects with a backlog: logs or operations waiting outside the log cache.
+    pub fn backlogged_objects(&self) -> usize {
+        self.backlogs.len()
     }
 
-    /// Number of logs evicted from the log caches and not yet applied, over all objects.
-    pub fn pending_logs(&self) -> usize {
-        self.pending.evicted_logs()
+    /// Number of logs in backlogs (evicted from the log caches, or handed off full by their
+    /// owner, and not yet applied), over all objects.
+    pub fn backlogged_logs(&self) -> usize {
+        self.backlogs.evicted_logs()
     }
 
     /// What the log caches did so far: updates logged, misses, evictions, hand-offs (see

@@ -106,7 +106,7 @@
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
 //! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
-//! | `pending` | logs evicted from the cache and operations left by a panic |
+//! | `backlog` | each object's backlog: logs that left the cache (evicted or handed off) and operations left by a panic |
 //! | [`percore`] | per-core state with an owner fast path: the slots, their locks, per-thread index claims, the restartable-sequence per-CPU entry (x86-64 Linux) |
 //! | `migration` | the migration rule |
 //! | [`primitive`] | every shared-memory primitive, swappable for loom or tracing |
@@ -206,19 +206,19 @@
 //!   another synchronize of it is running, once the backlog reaches four times that, so
 //!   neither hand-offs nor evictions grow memory without bound; an object that is no longer
 //!   updated keeps at most one evicted log per core until its next read
-//!   ([`Domain::pending_logs`], [`Domain::backlog_limit`]). Updates from inside the
+//!   ([`Domain::backlogged_logs`], [`Domain::backlog_limit`]). Updates from inside the
 //!   object's own `exec` or read closure are the exception: they never wait for the lock
 //!   their thread holds, so they can grow the backlog past the bound.
 
 #![warn(missing_docs)]
 
+mod backlog;
 pub mod cache_stats;
 mod counter;
 mod domain;
 pub mod log;
 mod migration;
 mod object;
-mod pending;
 pub mod percore;
 pub mod primitive;
 mod readers;

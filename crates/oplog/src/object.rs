@@ -8,7 +8,7 @@
 //! of the last direct updater (bits 59..61) and the adaptive policy's score (bits 53..59);
 //! only the compare-and-swap that takes the lock and the lock's holder change it, so the
 //! holder unlocks with a plain store. The *log* half: whether the object has a backlog
-//! (bit 31, kept by `crate::pending`) and the core mask (bits 0..31; core `c` may own a
+//! (bit 31, kept by `crate::backlog`) and the core mask (bits 0..31; core `c` may own a
 //! log-cache slot for the object if bit `c % 31` is set), which updaters and evictors set
 //! without the lock, and which the lock's holder clears (an evictor clears its own core's
 //! bit too, once the log it took out is in the backlog). An update in the logged
@@ -29,7 +29,7 @@
 //! 3. If another object (the victim) owns the slot, take the victim's log out of it and
 //!    take the slot, setting this core's bit in the object's mask (a load first: a bit
 //!    already set is not written again). The victim's log goes
-//!    to its backlog ([`crate::pending`]): no lock, no barrier, no other core's slot; the
+//!    to its backlog ([`crate::backlog`]): no lock, no barrier, no other core's slot; the
 //!    victim's next synchronize merges it. The victim's bit for this core is cleared (per-CPU
 //!    domains of at most 31 CPUs, where no two cores share a bit), so that its next
 //!    synchronize does not visit this slot. A log that may be applied alone
@@ -241,11 +241,11 @@
 //! 0.40–0.47x); at 10 % nothing changed, at 50 % and 16 threads it lost a tenth (2.6–2.7M
 //! to 2.2–2.4M), and two threads did not change, there or on the 2-core host.
 
+use crate::backlog::Parked;
 use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation, SlotMode};
 use crate::log::{CounterLog, DirectLog, LogKind};
 use crate::migration;
-use crate::pending::Parked;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
     AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
@@ -913,7 +913,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // The slot's count of pushes is per log: the next log starts from 0 (what a
         // synchronize or eviction weighs is what the log in the slot took).
         let pushes = std::mem::take(&mut guard.pushes);
-        let waiting = d.pending.push_evicted(self.id(), &self.get().word, Parked { core, pushes, log });
+        let waiting = d.backlogs.push_evicted(self.id(), &self.get().word, Parked { core, pushes, log });
         d.stats.count(core, Event::HandOff);
         d.stats.retire(core, pushes);
         guard.publish(0);
@@ -954,7 +954,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     ) -> Result<Option<Eviction<L>>, usize> {
         let d = self.domain();
         let waiting =
-            if check_backlog { d.pending.evicted_count(self.id(), self.get().word.logs(Ordering::SeqCst)) } else { 0 };
+            if check_backlog { d.backlogs.evicted_count(self.id(), self.get().word.logs(Ordering::SeqCst)) } else { 0 };
         if waiting >= d.backlog_limit {
             return Err(waiting);
         }
@@ -989,7 +989,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             };
             let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
             let park = |log| {
-                d.pending.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
+                d.backlogs.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
                 d.stats.count(core, Event::EvictionToBacklog);
             };
             if locked(&mut cleared) {
@@ -1115,7 +1115,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// evicted and handed-off logs, oldest first) with what those logs held; `None` if it
     /// has none.
     fn take_backlog(self) -> Option<(L::Batch, Gathered)> {
-        let backlog = self.domain().pending.take(self.id(), &self.get().word)?;
+        let backlog = self.domain().backlogs.take(self.id(), &self.get().word)?;
         let logs = backlog.evicted.len();
         let mut batch = backlog.carry;
         let carried = L::batch_len(&batch);
@@ -1678,7 +1678,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         impl<L: LogKind> Drop for Keep<'_, '_, L> {
             fn drop(&mut self) {
                 if L::batch_len(self.batch) > 0 {
-                    self.obj.domain().pending.put_carry(
+                    self.obj.domain().backlogs.put_carry(
                         self.obj.id(),
                         &self.obj.get().word,
                         std::mem::take(self.batch),
@@ -2376,13 +2376,13 @@ mod tests {
             for i in 1..OVERFULL_FACTOR * LEN {
                 o.update(AddAlone(i as u64));
             }
-            assert_eq!((d.pending_logs(), d.cache_stats().hand_offs), (0, 0), "the over-full log stays");
+            assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (0, 0), "the over-full log stays");
             o.update(AddAlone((OVERFULL_FACTOR * LEN) as u64));
-            assert_eq!((d.pending_logs(), d.cache_stats().hand_offs), (1, 1), "handed off at the cap");
+            assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (1, 1), "handed off at the cap");
             release_tx.send(()).unwrap();
         });
         let n = (OVERFULL_FACTOR * LEN) as u64;
         assert_eq!(o.read(|v| *v), n * (n + 1) / 2);
-        assert_eq!(d.pending_logs(), 0);
+        assert_eq!(d.backlogged_logs(), 0);
     }
 }

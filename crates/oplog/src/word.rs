@@ -12,7 +12,7 @@
 //!   in place (2-core host, 2026-11-26): 5.5 ns per update with the unlock an exclusive or
 //!   of the whole word, 4.4 ns with a store, against 4.3 ns for a `std` mutex.
 //! * the *log* half: the core mask (bit `c % 31` set: core `c` may own a log-cache slot
-//!   for the object) and [`BACKLOG`] (the object has a backlog, kept by `crate::pending`).
+//!   for the object) and [`BACKLOG`] (the object has a backlog, kept by `crate::backlog`).
 //!   Updaters and evictors set its bits without the lock. The lock's holder clears them;
 //!   so does an evictor, for the core whose slot it holds, but only once the log it took
 //!   out is in the backlog, with [`BACKLOG`] set. So a holder that loads the half after
@@ -50,7 +50,7 @@ pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS;
 pub(crate) const CORE_BIT_COUNT: usize = 31;
 /// The core mask's bits.
 pub(crate) const CORE_BITS: u64 = (1 << CORE_BIT_COUNT) - 1;
-/// Bit 31: the object has an entry in its domain's backlog table (`crate::pending`), set
+/// Bit 31: the object has an entry in its domain's backlog table (`crate::backlog`), set
 /// when the entry is made and cleared when it is taken, both under the table shard's lock.
 pub(crate) const BACKLOG: u64 = 1 << CORE_BIT_COUNT;
 const _: () = assert!(HOLDERS >> 32 << 32 == HOLDERS && (CORE_BITS | BACKLOG) == u32::MAX as u64);

@@ -70,7 +70,7 @@ fn counters_racing(config: Config) {
         assert_eq!(c.read(), expected, "counter {i}");
     }
     drop(counters);
-    assert_eq!(domain.pending_objects(), 0, "dropped objects leave no backlog behind");
+    assert_eq!(domain.backlogged_objects(), 0, "dropped objects leave no backlog behind");
 }
 
 #[test]
@@ -152,11 +152,11 @@ fn evicted_logs_are_applied_at_once_or_parked_within_the_bound() {
             }
         });
     });
-    assert_eq!(counters_domain.pending_logs(), 0);
-    assert!(sets_domain.pending_logs() <= sets.len() * sets_domain.backlog_limit());
+    assert_eq!(counters_domain.backlogged_logs(), 0);
+    assert!(sets_domain.backlogged_logs() <= sets.len() * sets_domain.backlog_limit());
     assert!(counters.iter().all(|c| c.read() == 3));
     assert!(sets.iter().all(|s| s.read(|s| s.len()) == 3));
-    assert_eq!(sets_domain.pending_logs(), 0, "reads took every parked log");
+    assert_eq!(sets_domain.backlogged_logs(), 0, "reads took every parked log");
 }
 
 /// The domain's cache statistics count every miss, eviction and logged update: one thread

@@ -211,7 +211,7 @@ fn fault_an_object_is_dropped_with_pending_operations() {
             obj.update(Push::Value(1));
             obj.update(Push::Value(2));
             assert!(catch_unwind(AssertUnwindSafe(|| obj.read(|_| ()))).is_err());
-            assert!(d.pending_objects() > 0, "the panic's leftovers wait in the backlog");
+            assert!(d.backlogged_objects() > 0, "the panic's leftovers wait in the backlog");
             // Logs of threads that exited, some evicted by `other` while a synchronize holds
             // `obj` (evictors then cannot apply them), so they wait in the backlog too.
             let guard = obj.synchronize();
@@ -226,11 +226,11 @@ fn fault_an_object_is_dropped_with_pending_operations() {
             }
             drop(guard);
             obj.update(Push::Value(99));
-            assert!(d.pending_logs() > 0, "logs evicted while `obj` was held wait in its backlog");
+            assert!(d.backlogged_logs() > 0, "logs evicted while `obj` was held wait in its backlog");
             drop(obj);
             assert_eq!(*seen.lock().unwrap(), vec![1, 2, 10, 11, 12, 13, 14, 15, 99, u32::MAX]);
             drop(other);
-            assert_eq!(d.pending_objects(), 0, "nothing is left behind");
+            assert_eq!(d.backlogged_objects(), 0, "nothing is left behind");
             // The slots were released: a new object sees none of the old operations.
             let fresh_seen = Arc::new(Mutex::new(Vec::new()));
             let fresh = OpLog::with_domain(&d, Record(fresh_seen.clone()));
@@ -293,7 +293,7 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                 let monitor = s.spawn(|| {
                     let mut peak = 0;
                     while !done.load(Ordering::SeqCst) {
-                        peak = peak.max(d.pending_logs());
+                        peak = peak.max(d.backlogged_logs());
                         if cfg!(miri) {
                             std::thread::sleep(Duration::from_micros(100));
                         } else {
@@ -311,7 +311,7 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                 assert_eq!(c.read(), totals.iter().map(|t| t[i]).sum::<i64>(), "counter {i}");
             }
             drop(counters);
-            assert_eq!(d.pending_objects(), 0);
+            assert_eq!(d.backlogged_objects(), 0);
         }
 
         // The worst case for one thread: alternating between two colliding objects evicts
@@ -326,7 +326,7 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                 for i in 0..UPDATES {
                     a.inc();
                     b.dec();
-                    let logs = d.pending_logs();
+                    let logs = d.backlogged_logs();
                     assert!(
                         logs <= 2 * limit,
                         "{logs} evicted logs waiting after {i} rounds (limit {limit} per object)"
@@ -356,7 +356,7 @@ fn fault_hot_objects_evict_each_other_from_a_full_log_cache() {
                 last = rounds.load(Ordering::SeqCst);
                 std::thread::sleep(if cfg!(miri) { Duration::from_micros(200) } else { Duration::from_millis(50) });
             }
-            let logs = d.pending_logs();
+            let logs = d.backlogged_logs();
             // `a` at most four times the limit, `b` (synchronized at its limit) below it.
             assert!(logs <= 5 * limit, "{logs} evicted logs waiting behind a held synchronize (limit {limit})");
             drop(guard);
@@ -536,7 +536,7 @@ fn fault_an_evictor_that_applies_a_panicking_log_keeps_its_update() {
             let r = catch_unwind(AssertUnwindSafe(|| b.update(CountedOp::new(SetOp::Add(7), execs))));
             let p = r.expect_err("the evicting update ran the panicking operation");
             assert!(panic_text(p).contains("panics on purpose"));
-            assert_eq!(d.pending_logs(), 0, "the evicted log was applied, not parked");
+            assert_eq!(d.backlogged_logs(), 0, "the evicted log was applied, not parked");
             assert_eq!(b.read(sorted), vec![7], "the evicting update was kept");
             assert_eq!(a.read(sorted), vec![1, 2], "every update of `a` that did not panic was kept");
         });

@@ -156,7 +156,7 @@ fn eviction_races_synchronize() {
         evictor.join().unwrap();
         assert_eq!((a.read(), b.read()), (1, 1));
         drop((a, b));
-        assert_eq!(d.pending_objects(), 0, "nothing left behind");
+        assert_eq!(d.backlogged_objects(), 0, "nothing left behind");
     });
 }
 
@@ -248,7 +248,7 @@ fn eviction_races_an_update_and_a_synchronize() {
         updater.join().unwrap();
         assert_eq!((a.read(|v| *v), b.read(|v| *v)), (2, 1));
         drop((a, b));
-        assert_eq!(d.pending_objects(), 0, "nothing left behind");
+        assert_eq!(d.backlogged_objects(), 0, "nothing left behind");
     });
 }
 

@@ -33,14 +33,14 @@ fn a_full_log_goes_to_the_backlog_and_a_full_backlog_applies_without_a_read() {
                 assert_eq!(execs.load(Ordering::SeqCst), 0, "three entries stay logged");
                 set.update(CountedOp::new(SetOp::Add(3), &execs));
                 assert_eq!(execs.load(Ordering::SeqCst), 0, "the fourth fills the log, which is handed off");
-                assert_eq!(d.pending_logs(), 1);
+                assert_eq!(d.backlogged_logs(), 1);
                 for k in 4..4 * limit - 1 {
                     set.update(CountedOp::new(SetOp::Add(k), &execs));
                 }
                 assert_eq!(execs.load(Ordering::SeqCst), 0, "{} logs wait", limit - 1);
                 set.update(CountedOp::new(SetOp::Add(4 * limit - 1), &execs));
                 assert_eq!(execs.load(Ordering::SeqCst), 4 * limit as usize, "the full backlog was applied");
-                assert_eq!(d.pending_logs(), 0);
+                assert_eq!(d.backlogged_logs(), 0);
             });
         });
         assert_eq!(set.read(|s| s.len()), 4 * limit as usize);

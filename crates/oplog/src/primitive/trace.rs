@@ -34,7 +34,7 @@
 //!   of one object also shows on the word; what stays hidden is a line that the allocator
 //!   shares between such a node and other data (the commutativity checker gives every
 //!   allocation whole lines, so it has none);
-//! * heap data behind a mutex (the backlog's map behind `Pending.map`) is not recorded;
+//! * heap data behind a mutex (the backlog's map behind `Backlogs.map`) is not recorded;
 //!   every access to it takes the mutex, whose acquire and release write the lock word,
 //!   which is recorded;
 //! * plain fields that never change after construction (an object's id, its domain

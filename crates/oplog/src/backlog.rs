@@ -1,5 +1,6 @@
-//! Logs that left the log cache, and operations left over after a panic, waiting for
-//! their object's next synchronize.
+//! Backlogs: what an object has waiting outside the log cache for its next synchronize,
+//! logs that left it (evicted, or handed off full by their owner) and operations left over
+//! after a panic.
 //!
 //! The published design evicts a slot's owner by synchronizing it (001 ch. 7). Done while
 //! holding the slot, that deadlocks against a concurrent synchronize: the evictor holds the
@@ -51,14 +52,14 @@ struct Shard<L: LogKind> {
 }
 
 /// The per-domain table of backlogs.
-pub(crate) struct Pending<L: LogKind> {
+pub(crate) struct Backlogs<L: LogKind> {
     shards: Box<[CachePadded<Shard<L>>]>,
     /// `64 - log2(shards)`: an id's shard is the top bits of its Fibonacci hash (ids are
     /// addresses, whose low bits are all alike).
     shift: u32,
 }
 
-impl<L: LogKind> Pending<L> {
+impl<L: LogKind> Backlogs<L> {
     pub(crate) fn new(shards: usize) -> Self {
         let shards = shards.next_power_of_two();
         Self {
@@ -66,7 +67,7 @@ impl<L: LogKind> Pending<L> {
             // then gives index 0.
             shift: 64 - shards.trailing_zeros().max(1),
             shards: (0..shards)
-                .map(|_| CachePadded::new(Shard { map: Mutex::new(HashMap::new(), "Pending.map") }))
+                .map(|_| CachePadded::new(Shard { map: Mutex::new(HashMap::new(), "Backlogs.map") }))
                 .collect(),
         }
     }
@@ -147,7 +148,7 @@ mod tests {
 
     #[test]
     fn evicted_logs_and_carries_are_kept_per_object_and_marked_in_its_word() {
-        let p = Pending::<CounterLog>::new(4);
+        let p = Backlogs::<CounterLog>::new(4);
         let (w7, w11) = (Word::new(0), Word::new(0));
         let word = |w: &Word| w.load(Ordering::SeqCst);
         assert_eq!(p.evicted_count(7, word(&w7)), 0);
