@@ -550,7 +550,7 @@ impl Experiment for ObjectsExperiment {
     }
 
     fn description(&self) -> &'static str {
-        "updates/s against the number of hot objects (1 to 65,536; uniform, Zipf, with a reader): counters and a user's logged type, OpLog against an atomic, per-core atomics and a mutex per object"
+        "updates/s against the number of hot objects (1 to 65,536; uniform, Zipf, private, with a reader): counters and a user's logged type, OpLog against an atomic, per-core atomics and a mutex per object"
     }
 
     fn ids(&self) -> Vec<&'static str> {
