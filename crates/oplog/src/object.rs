@@ -157,8 +157,7 @@
 //! weighing [`SAMPLED_CHANGE`], 8), unless the tag is its own already (nothing to count:
 //! then it adds without the lock too, so that one thread's updates never write the
 //! entry's line, which neighbouring objects share), and a sampled logged one looks at the
-//! core mask:
-//! no other core's bit counts towards direct, as a flush from one core does
+//! core mask: no other core's bit counts towards direct, as a flush from one core does
 //! (`Obj::observe_sampled_update`), since a counter that one thread updates costs one
 //! atomic add direct and more logged (one thread incrementing one counter: 270M updates
 //! per second logged, 430M direct, 440M for an `AtomicU64`).

@@ -84,22 +84,31 @@ fn alternate_blocks(counter: &Counter, threads: usize, blocks: usize) {
 /// updates then fold into the direct log, one atomic add each, and a read sees them all.
 #[test]
 fn a_counter_updated_by_one_thread_goes_direct_without_a_read() {
-    let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
-    let c = Counter::with_domain(&d, 0);
-    alternate_blocks(&c, 1, 8);
-    assert_eq!(c.as_oplog().representation(), Representation::Direct);
-    assert_eq!(c.read(), 8 * SAMPLE_EVERY as i64);
+    assert_eq!(ends_in(1, 8), Representation::Direct);
 }
 
 /// A counter that two threads (two cores of a per-thread domain) update stays logged, each
 /// thread folding into its own core's log: the sampled updates see the other core's bit.
 #[test]
 fn a_counter_updated_by_two_threads_stays_logged() {
+    assert_eq!(ends_in(2, 16), Representation::Logged);
+}
+
+/// The representation an adaptive counter of a per-thread domain ends in after `blocks`
+/// blocks of increments taken in turn by `threads` threads ([`alternate_blocks`]), with no
+/// read between; checks the total first.
+fn ends_in(threads: usize, blocks: usize) -> Representation {
     let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
     let c = Counter::with_domain(&d, 0);
-    alternate_blocks(&c, 2, 16);
-    assert_eq!(c.as_oplog().representation(), Representation::Logged);
-    assert_eq!(c.read(), 16 * SAMPLE_EVERY as i64);
+    alternate_blocks(&c, threads, blocks);
+    let ended = c.as_oplog().representation();
+    assert_eq!(c.read(), (blocks * SAMPLE_EVERY) as i64);
+    ended
+}
+
+/// A per-thread domain pinned to the direct representation.
+fn direct_domain() -> std::sync::Arc<Domain<CounterLog>> {
+    Domain::new(Config::per_thread().max_threads(2).representation(Representation::Direct)).unwrap()
 }
 
 /// A read holding the lock of a direct counter (a `Synced` guard) does not stop its direct
@@ -108,8 +117,7 @@ fn a_counter_updated_by_two_threads_stays_logged() {
 /// taken, logs itself). The guard's value does not move; the next read sees every update.
 #[test]
 fn direct_counter_updates_go_on_while_a_guard_holds_the_lock() {
-    let d =
-        Domain::<CounterLog>::new(Config::per_thread().max_threads(2).representation(Representation::Direct)).unwrap();
+    let d = direct_domain();
     let c = Counter::with_domain(&d, 5);
     let n = 16 * SAMPLE_EVERY;
     {
@@ -133,8 +141,7 @@ fn direct_counter_updates_go_on_while_a_guard_holds_the_lock() {
 /// whose line neighbouring objects share, is not written by one thread's updates.
 #[test]
 fn a_thread_whose_tag_is_in_the_word_updates_without_the_lock() {
-    let d =
-        Domain::<CounterLog>::new(Config::per_thread().max_threads(2).representation(Representation::Direct)).unwrap();
+    let d = direct_domain();
     let c = Counter::with_domain(&d, 0);
     let n = 16 * SAMPLE_EVERY;
     let (tagged_tx, tagged_rx) = std::sync::mpsc::channel();

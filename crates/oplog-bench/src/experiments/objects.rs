@@ -153,9 +153,9 @@ pub fn sequence(n: usize, popularity: Popularity, thread: usize, threads: usize)
         .map(|_| {
             let bits = rng.next_u64();
             let i = match (popularity, &zipf) {
-                (Popularity::Zipf, Some(z)) => (z.rank(bits).wrapping_mul(0x9e37_79b1) & mask) % n,
-                (Popularity::Private, _) if n <= thread => thread % n,
-                (Popularity::Private, _) => thread + uniform(bits, own) * threads,
+                (_, Some(z)) => (z.rank(bits).wrapping_mul(0x9e37_79b1) & mask) % n,
+                (Popularity::Private, None) if n <= thread => thread % n,
+                (Popularity::Private, None) => thread + uniform(bits, own) * threads,
                 _ => uniform(bits, n),
             };
             i as u32

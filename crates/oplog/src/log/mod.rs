@@ -26,7 +26,6 @@ mod counter;
 mod queue;
 
 pub use counter::CounterLog;
-#[doc(hidden)]
 pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
 
 use std::collections::VecDeque;
