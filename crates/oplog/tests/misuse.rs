@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{quiet_expected_panics, with_watchdog};
+use common::{pin_round_robin, quiet_expected_panics, with_watchdog};
 use oplog::log::LocalLog;
 use oplog::{Config, Domain, OpLog, Ordered, Update};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -162,6 +162,10 @@ fn an_update_from_inside_absorb_local_panics() {
             let o = arena.fresh(config);
             std::thread::scope(|s| {
                 s.spawn(|| {
+                    // Pinned: a thread that moved to another CPU between the outer update and
+                    // the inner one would find that CPU's slot free, and nothing would wait
+                    // (seen under qemu-user, which has no restartable sequences).
+                    pin_round_robin(0);
                     let msg = message(catch_unwind(AssertUnwindSafe(|| o.update(Op::UpdateInAbsorb(o)))));
                     assert!(msg.contains("absorb_local"), "{msg}");
                 });
@@ -183,6 +187,8 @@ fn a_read_of_another_object_sharing_the_slot_from_inside_absorb_local_does_not_h
             let (a, b) = (arena.object(&d), arena.object(&d));
             std::thread::scope(|s| {
                 s.spawn(|| {
+                    // Pinned, so that the three updates share one CPU's slot.
+                    pin_round_robin(0);
                     b.update(Op::Add(1));
                     a.update(Op::Add(2));
                     // `a` owns this core's only slot; reading `b` needs no slot of `b`'s
