@@ -29,10 +29,10 @@
 //! # Reading the results
 //!
 //! Conflict-freedom is decided on the accesses the library makes through
-//! `oplog::primitive` (atomics, mutexes, cells) and the heap data behind cells it reports
+//! `oplog_percore::primitive` (atomics, mutexes, cells) and the heap data behind cells it reports
 //! (queue logs' entries, slot tables), on the default per-CPU path (the restartable
 //! sequence's recording stand-in), at 64-byte line granularity, where 002's MTRACE sees
-//! every access (`oplog::primitive::trace` lists the limits). Allocations get whole lines
+//! every access (`oplog_percore::primitive::trace` lists the limits). Allocations get whole lines
 //! ([`lines`]), so the verdicts do not depend on where the system allocator put two
 //! unrelated objects. `oplog-refcount` and `oplog-structures`
 //! reach shared memory through the same primitives, so Refcache, the sloppy counter and

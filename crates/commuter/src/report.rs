@@ -315,7 +315,7 @@ impl StructureReport {
             }
             rows.push(row);
         }
-        out.push_str(&align(&rows));
+        out.push_str(&oplog_table::align(&rows, 2));
         if self.impls.is_empty() {
             out.push_str("(no implementation under test yet: commutativity only)\n");
         } else {
@@ -623,32 +623,10 @@ pub fn exceptions(cases: &[Conflicted], update_pair: bool, design: Design) -> Ve
     out
 }
 
-/// Rows as text columns padded to the widest cell (by characters), two spaces apart.
-pub fn align(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let pad = width[c] - s.chars().count();
-                if c < 2 { format!("{s}{}", " ".repeat(pad)) } else { format!("{}{s}", " ".repeat(pad)) }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oplog::primitive::trace::AccessKind;
+    use oplog_percore::primitive::trace::AccessKind;
 
     #[test]
     fn cases_that_conflict_on_the_same_fields_are_one_exception_with_a_reason() {
@@ -716,11 +694,5 @@ mod tests {
         );
         assert!(reason(&["Log.entries"], true, Design::OpLog).starts_with("a log-cache collision"));
         assert!(reason(&["PerCore.rseq_table"], true, Design::OpLog).contains("only ever read"));
-    }
-
-    #[test]
-    fn columns_align() {
-        let rows = vec![vec!["a".into(), "bb".into(), "1".into()], vec!["ccc".into(), "d".into(), "22".into()]];
-        assert_eq!(align(&rows), "a    bb   1\nccc  d   22\n");
     }
 }

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::report::{StructureReport, align};
+use crate::report::StructureReport;
 
 /// Case counts over a set of pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -234,7 +234,7 @@ impl Summary {
         }
         let mut out = String::new();
         let _ = writeln!(out, "== summary: commutative cases that are conflict-free (steady state), of those checked");
-        out.push_str(&align(&table));
+        out.push_str(&oplog_table::align(&table, 2));
         for family in FAMILIES.iter().filter(|f| f.scalable) {
             if let Some(row) = self.family(family.prefix) {
                 self.render_family(&mut out, family, row);

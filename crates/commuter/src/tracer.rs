@@ -3,7 +3,7 @@
 //!
 //! The implementation is built with `oplog`'s `trace` feature, so each of its primitives
 //! (atomics, mutexes, cells) records its accesses while a trace session is active on the
-//! calling thread (`oplog::primitive::trace`). Cores are simulated by [`Cores`]: one
+//! calling thread (`oplog_percore::primitive::trace`). Cores are simulated by [`Cores`]: one
 //! long-lived worker thread per CPU id, each telling `oplog` which CPU it is
 //! (`set_current_cpu`), so per-CPU structures put each operation in that CPU's slot
 //! whatever CPU the OS runs the thread on.
@@ -44,7 +44,7 @@
 //! reaches it: queue logs' and batches' entries (`Log.entries`, `Batch.entries`) and the
 //! slot tables. What the tracer cannot see (the internal instance's own heap, heap data
 //! behind a mutex, immutable plain fields, other crates' memory) is listed in
-//! `oplog::primitive::trace`'s docs, with why each cannot hide a conflict between two
+//! `oplog_percore::primitive::trace`'s docs, with why each cannot hide a conflict between two
 //! operations of one object except through the allocator's placement: a verdict of
 //! "conflict-free" is about the memory the library reaches and reports.
 
@@ -56,9 +56,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use oplog::primitive::set_current_cpu;
-use oplog::primitive::trace::{Access, AccessKind, Session};
 use oplog_model::explore::Explore;
+use oplog_percore::primitive::set_current_cpu;
+use oplog_percore::primitive::trace::{Access, AccessKind, Session};
 
 use crate::analyzer::show_op;
 use crate::impls::{Impl, Object};
@@ -398,8 +398,8 @@ mod tests {
     #[test]
     fn cores_run_jobs_as_their_cpu_and_resume_panics() {
         let cores = Cores::new(2);
-        assert_eq!(cores.run(1, oplog::primitive::current_cpu), 1);
-        assert_eq!(cores.run(0, oplog::primitive::current_cpu), 0);
+        assert_eq!(cores.run(1, oplog_percore::primitive::current_cpu), 1);
+        assert_eq!(cores.run(0, oplog_percore::primitive::current_cpu), 0);
         let r = catch_unwind(AssertUnwindSafe(|| cores.run(0, || panic!("boom"))));
         assert!(r.is_err());
         assert_eq!(cores.run(0, || 7), 7, "the worker survives a panicking job");

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use commuter::lines::Lines;
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Cores, LINE, conflicts};
 use oplog::log::{Entry, Unordered, Update};
-use oplog::primitive::trace::AccessKind;
 use oplog::{Config, Domain, OpLog, Representation};
+use oplog_percore::primitive::trace::AccessKind;
 
 /// An update whose queue-log entry is 16 bytes, so a core's first log buffer (four entries,
 /// `Vec`'s smallest) is one line's worth.

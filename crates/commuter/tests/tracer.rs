@@ -13,12 +13,12 @@ use commuter::impls::{Impl, Object};
 use commuter::report::{Conflicted, Design, exceptions};
 use commuter::testgen::Test;
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Conflict, Cores, Setup, check, conflicts};
-use oplog::primitive::trace::{Access, AccessKind, record};
-use oplog::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
 use oplog::{Config, Domain};
 use oplog_model::Concurrent;
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
 use oplog_model::set::{SetModel, SetOp};
+use oplog_percore::primitive::trace::{Access, AccessKind, record};
+use oplog_percore::primitive::{AtomicU64, Mutex, Ordering, UnsafeCell};
 use oplog_structures::list::{BasicList, ConcurrentList};
 
 /// Whole cache lines per allocation, as the checker runs (`commuter::lines`).
@@ -152,7 +152,7 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     };
     // The default path: the restartable sequence's stand-in where its remote side's barrier
     // exists, which sets the slot's owner flag; the spin lock elsewhere.
-    let entry = if oplog::percore::per_cpu_fast_path() { "Slot.busy" } else { "Slot.lock" };
+    let entry = if oplog_percore::per_cpu_fast_path() { "Slot.busy" } else { "Slot.lock" };
     // Cold: each core's first update installs the counter in its log cache, setting its
     // bit in the object word.
     let (c, ta, tb) = trace_pair(&cores, &counter, inc, inc);
@@ -171,7 +171,7 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
     assert!(c.is_empty(), "{c:?}");
     // Two updates on one core share its slot: the tracer sees the slot's line (installed,
     // the default path's increment is the folded sequence, which writes the slot's log).
-    let steady = if oplog::percore::per_cpu_fast_path() { "Slot.data" } else { "Slot.lock" };
+    let steady = if oplog_percore::per_cpu_fast_path() { "Slot.data" } else { "Slot.lock" };
     let (s1, s2) = (Arc::clone(&counter), Arc::clone(&counter));
     let ((), t1) = cores.trace(CPU_A, move || inc(&s1));
     let ((), t2) = cores.trace(CPU_A, move || inc(&s2));
@@ -194,11 +194,11 @@ fn oplog_counter_updates_on_two_cores_are_conflict_free_once_installed() {
 /// the flags the sequence read.
 #[test]
 fn default_path_counter_updates_enter_by_the_restartable_sequence_and_are_conflict_free() {
-    if !oplog::primitive::barrier::init() {
+    if !oplog_percore::primitive::barrier::init() {
         eprintln!("skipped: no membarrier here, so per-CPU slots take their spin lock (the default elsewhere)");
         return;
     }
-    assert!(oplog::percore::per_cpu_fast_path(), "traced builds take the restartable sequence's stand-in");
+    assert!(oplog_percore::per_cpu_fast_path(), "traced builds take the restartable sequence's stand-in");
     let cores = Cores::new(CPUS);
     let counter: Arc<OplogCounter> = Arc::new(OplogCounter::new(Config::per_cpu().cpus(CPUS)));
     let inc = |c: &OplogCounter| {

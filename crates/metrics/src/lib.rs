@@ -35,7 +35,7 @@
 //! Every core here is a thread. Counters keep one cell per thread per counter, written by
 //! that thread alone with a plain load and store, and each thread keeps a cache of the
 //! handles it has been handed (the `local` module); gauges and histograms live in an
-//! [`oplog::percore::PerCore`] of per-thread slots, entered by their owner with plain stores
+//! [`oplog_percore::PerCore`] of per-thread slots, entered by their owner with plain stores
 //! (no atomic read-modify-write where `membarrier` exists) and taken all at once by readers.
 //! The `storage` module's docs give the details; in short:
 //!
@@ -87,7 +87,7 @@
 //!
 //! Metrics are never removed (no idle timeout), histograms are not rendered as Prometheus
 //! histograms with `le` buckets, and metadata (level, target) is ignored. The recorder
-//! holds [`oplog::DEFAULT_MAX_THREADS`] thread indices for gauges, histograms and the
+//! holds [`oplog_percore::DEFAULT_MAX_THREADS`] thread indices for gauges, histograms and the
 //! handle caches; threads beyond that many alive at once share one core under a lock that
 //! costs a process-wide barrier per entry (correct, slow): raise it with
 //! [`PerCoreRecorder::with_max_threads`]. Counters have no such limit.
@@ -141,14 +141,17 @@ impl Default for PerCoreRecorder {
 }
 
 impl PerCoreRecorder {
-    /// A recorder whose cores can be [`oplog::DEFAULT_MAX_THREADS`] threads alive at once.
+    /// A recorder whose cores can be [`oplog_percore::DEFAULT_MAX_THREADS`] threads alive at once.
     pub fn new() -> Self {
-        Self::with_max_threads(NonZeroUsize::new(oplog::DEFAULT_MAX_THREADS).expect("the default is not zero"))
+        Self::with_max_threads(NonZeroUsize::new(oplog_percore::DEFAULT_MAX_THREADS).expect("the default is not zero"))
     }
 
     /// A recorder whose cores can be `max_threads` threads alive at once; gauge and
     /// histogram updates and registrations from threads beyond them share one core under a
     /// lock (counters are unaffected).
+    ///
+    /// # Panics
+    /// If `max_threads` is above [`oplog_percore::MAX_THREADS`] (65,535), naming it.
     pub fn with_max_threads(max_threads: NonZeroUsize) -> Self {
         Self { owner: Arc::new(Owner { storage: Arc::new(Storage::new(max_threads.get())) }) }
     }

@@ -6,7 +6,7 @@
 //! one-entry thread-local cache (recorder id and pointers), finds the counter's cell and
 //! adds to it: no lock, no atomic read-modify-write, no line another thread writes. It is
 //! the fastest path measured here: the general per-thread slot of
-//! [`oplog::percore::PerCore`] costs about 4 ns per entry on the development machine (an
+//! [`oplog_percore::PerCore`] costs about 4 ns per entry on the development machine (an
 //! owner flag set and cleared, a request flag checked), where this costs about 1.5 ns; so
 //! counters, and the handle cache every `counter!` consults, keep their own per-thread
 //! state, and gauges and histograms use `PerCore`.

@@ -1,5 +1,5 @@
 //! Where the recorder keeps its metrics: one [`CoreState`] per core in an
-//! [`oplog::percore::PerCore`], and a shared [`Registry`] of keys that only the first
+//! [`oplog_percore::PerCore`], and a shared [`Registry`] of keys that only the first
 //! registration of a key on a core, reads and descriptions touch.
 //!
 //! **Updates.** A counter increment adds to the calling thread's cell for the counter
@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard};
 
 use metrics::{CounterFn, GaugeFn, HistogramFn, Key, KeyName, SharedString, Unit};
-use oplog::percore::{CoreMode, PerCore};
+use oplog_percore::{Layout, PerCore};
 
 use crate::histogram::{HistogramSnapshot, LocalHistogram};
 use crate::local::{Local, Owned};
@@ -245,11 +245,14 @@ pub(crate) struct Storage {
 impl Storage {
     /// Storage whose per-thread cores hand out `max_threads` thread indices (beyond them,
     /// threads share index 0).
+    ///
+    /// # Panics
+    /// If `max_threads` is 0 or above [`oplog_percore::MAX_THREADS`], naming it.
     pub(crate) fn new(max_threads: usize) -> Self {
-        let cores = max_threads.saturating_add(1);
+        let layout = Layout::per_thread().max_threads(max_threads);
         Self {
             local: Local::new(),
-            cores: PerCore::new(CoreMode::PerThread, cores, 1, false, |_, _| CoreState::default()),
+            cores: PerCore::new(layout, 1, false, |_, _| CoreState::default()),
             registry: RwLock::default(),
         }
     }

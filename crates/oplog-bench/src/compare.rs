@@ -36,7 +36,6 @@ use clap::Parser;
 use serde_json::Value;
 
 use crate::experiments::{Experiment, Metric, REGISTRY, XAxis, by_name};
-use crate::output::table::align;
 use crate::output::verdict::oriented;
 use crate::output::{JSONL_FILE, Record, Series, format_eng, group_series, probe_dir, render_chart};
 
@@ -447,7 +446,7 @@ pub fn render_text(sections: &[Section]) -> String {
     for section in sections {
         let _ = writeln!(out, "{}", title(section));
         if !section.rows.is_empty() {
-            out.push_str(&align(&cells(section)));
+            out.push_str(&oplog_table::align(&cells(section), 1));
         }
         for (what, points) in [("added", &section.added), ("removed", &section.removed)] {
             if !points.is_empty() {

@@ -10,7 +10,7 @@ use crate::log::LogKind;
 use crate::object::{ObjectSlab, Thresholds};
 use crate::readers::Readers;
 
-use crate::percore::{CoreMode, PerCore};
+use crate::percore::{CoreMode, Layout, LayoutError, PerCore};
 use crate::slot::SlotData;
 use ordo::Clock;
 use std::any::{Any, TypeId};
@@ -18,23 +18,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::sync::{Arc, OnceLock};
-
-/// Where an update's log lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SlotMode {
-    /// One log cache per CPU, chosen by the CPU the updating thread runs on, each slot
-    /// guarded by its own (normally uncontended) lock, so a thread that migrates in the
-    /// middle of an update stays correct. The default; the texts' design. On x86-64 Linux
-    /// the lock is entered with a restartable sequence, without an atomic instruction
-    /// (`rseq` module; [`Config::rseq`] turns it off).
-    PerCpu,
-    /// One log cache per thread, written by that thread alone without any atomic
-    /// read-modify-write or fence: the fastest updates, for threads that are pinned or
-    /// where CPU ids are unavailable. Synchronize pays a process-wide barrier
-    /// (`membarrier`) instead. Where `membarrier` is unavailable, the slots are locked
-    /// like per-CPU ones ([`Domain::owner_fast_path`] says which).
-    PerThread,
-}
 
 /// How an object holds its updates (000 §2: switching between OpLog and a traditional
 /// implementation by the observed mix, as K42's online reconfiguration does).
@@ -58,11 +41,8 @@ pub enum Representation {
 pub const DEFAULT_MAX_LOG_LEN: usize = 128;
 /// Default number of slots in each core's log cache.
 pub const DEFAULT_CACHE_SLOTS: usize = 256;
-/// Default number of threads a per-thread domain gives their own cache at once.
-pub const DEFAULT_MAX_THREADS: usize = 1024;
 
 const MAX_CACHE_SLOTS: usize = 1 << 20;
-const MAX_CORES: usize = 1 << 16;
 /// The most a domain's log caches may hold when it is built: 1 GiB (per-CPU domains
 /// allocate every CPU's cache then; per-thread domains one cache, each further thread's on
 /// its first update). Far above any sensible configuration (the default is 256 slots of
@@ -75,11 +55,9 @@ pub const MAX_CACHE_BYTES: usize = 1 << 30;
 /// and the setters, then [`Domain::new`].
 #[derive(Clone)]
 pub struct Config {
-    mode: SlotMode,
+    layout: Layout,
     cache_slots: usize,
     max_log_len: usize,
-    max_threads: usize,
-    cpus: Option<usize>,
     clock: Option<Arc<dyn Clock>>,
     rseq: bool,
     representation: Representation,
@@ -89,11 +67,9 @@ pub struct Config {
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
-            .field("mode", &self.mode)
+            .field("layout", &self.layout)
             .field("cache_slots", &self.cache_slots)
             .field("max_log_len", &self.max_log_len)
-            .field("max_threads", &self.max_threads)
-            .field("cpus", &self.cpus)
             .field("clock", &self.clock.as_ref().map(|c| c.name()))
             .field("rseq", &self.rseq)
             .field("representation", &self.representation)
@@ -103,14 +79,12 @@ impl fmt::Debug for Config {
 }
 
 impl Config {
-    /// Per-CPU slots (see [`SlotMode::PerCpu`]) with the default limits and clock.
+    /// Per-CPU slots (see [`CoreMode::PerCpu`]) with the default limits and clock.
     pub fn per_cpu() -> Self {
         Self {
-            mode: SlotMode::PerCpu,
+            layout: Layout::per_cpu(),
             cache_slots: DEFAULT_CACHE_SLOTS,
             max_log_len: DEFAULT_MAX_LOG_LEN,
-            max_threads: DEFAULT_MAX_THREADS,
-            cpus: None,
             clock: None,
             rseq: true,
             representation: Representation::Adaptive,
@@ -118,9 +92,9 @@ impl Config {
         }
     }
 
-    /// Per-thread slots (see [`SlotMode::PerThread`]) with the default limits and clock.
+    /// Per-thread slots (see [`CoreMode::PerThread`]) with the default limits and clock.
     pub fn per_thread() -> Self {
-        Self { mode: SlotMode::PerThread, ..Self::per_cpu() }
+        Self { layout: Layout::per_thread(), ..Self::per_cpu() }
     }
 
     /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default 256). The
@@ -141,14 +115,14 @@ impl Config {
     /// Per-thread domains: how many live threads get a log cache of their own (default
     /// 1024); further threads share one locked cache. From 1 to 65,535.
     pub fn max_threads(mut self, n: usize) -> Self {
-        self.max_threads = n;
+        self.layout = self.layout.max_threads(n);
         self
     }
 
     /// Per-CPU domains: the number of per-CPU caches (default: the CPUs the OS may
     /// report). CPU `c` uses cache `c % n`. From 1 to 65,536.
     pub fn cpus(mut self, n: usize) -> Self {
-        self.cpus = Some(n);
+        self.layout = self.layout.cpus(n);
         self
     }
 
@@ -202,9 +176,9 @@ pub enum ConfigError {
     CacheSlots(usize),
     /// `max_log_len` is 0.
     MaxLogLen(usize),
-    /// `max_threads` is 0 or too large.
+    /// `max_threads` is 0 or too large ([`LayoutError::MaxThreads`]).
     MaxThreads(usize),
-    /// `cpus` is 0 or too large.
+    /// `cpus` is 0 or too large ([`LayoutError::Cpus`]).
     Cpus(usize),
     /// The log caches allocated up front would hold more than [`MAX_CACHE_BYTES`].
     CacheTooLarge {
@@ -226,8 +200,8 @@ impl fmt::Display for ConfigError {
                 write!(f, "cache_slots = {n}: a log cache needs a power of two from 1 to {MAX_CACHE_SLOTS} slots")
             }
             ConfigError::MaxLogLen(n) => write!(f, "max_log_len = {n}: a log must be allowed at least 1 entry"),
-            ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {} threads", MAX_CORES - 1),
-            ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CORES} per-CPU caches"),
+            ConfigError::MaxThreads(n) => write!(f, "{}", LayoutError::MaxThreads(*n)),
+            ConfigError::Cpus(n) => write!(f, "{}", LayoutError::Cpus(*n)),
             ConfigError::CacheTooLarge { cores, cache_slots, bytes } => write!(
                 f,
                 "{cores} log caches x cache_slots = {cache_slots}: they would hold {bytes} bytes, more than \
@@ -240,6 +214,15 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl From<LayoutError> for ConfigError {
+    fn from(e: LayoutError) -> Self {
+        match e {
+            LayoutError::Cpus(n) => ConfigError::Cpus(n),
+            LayoutError::MaxThreads(n) => ConfigError::MaxThreads(n),
+        }
+    }
+}
+
 /// Source of unique domain ids. Process-wide and never part of a modelled interleaving,
 /// so a plain std atomic (see [`primitive`](crate::primitive)).
 static NEXT_DOMAIN_ID: AtomicU64 = AtomicU64::new(1);
@@ -247,7 +230,7 @@ static NEXT_DOMAIN_ID: AtomicU64 = AtomicU64::new(1);
 /// A family of OpLog objects sharing per-core log caches (see the module docs).
 pub struct Domain<L: LogKind> {
     pub(crate) id: u64,
-    pub(crate) mode: SlotMode,
+    pub(crate) mode: CoreMode,
     pub(crate) slot_mask: usize,
     pub(crate) max_log_len: usize,
     /// Evicted logs an object may accumulate before installing it again synchronizes it.
@@ -292,33 +275,24 @@ impl<L: LogKind> Domain<L> {
     /// When a limit is out of range, or no clock was given and the process-wide clock's
     /// configuration is malformed.
     pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
-        let Config { mode, cache_slots, max_log_len, max_threads, cpus, clock, rseq, representation, commit_wait } =
-            config;
+        let Config { layout, cache_slots, max_log_len, clock, rseq, representation, commit_wait } = config;
         if !cache_slots.is_power_of_two() || cache_slots > MAX_CACHE_SLOTS {
             return Err(ConfigError::CacheSlots(cache_slots));
         }
         if max_log_len == 0 {
             return Err(ConfigError::MaxLogLen(max_log_len));
         }
-        if max_threads == 0 || max_threads >= MAX_CORES {
-            return Err(ConfigError::MaxThreads(max_threads));
-        }
-        let ncpus = match cpus {
-            Some(n) if n == 0 || n > MAX_CORES => return Err(ConfigError::Cpus(n)),
-            Some(n) => n,
-            None => ordo::cpu::possible(),
-        };
+        layout.validate()?;
+        // The CPUs (per-CPU cores) whatever the mode: the backlog limits scale with them.
+        let ncpus = layout.with_mode(CoreMode::PerCpu).cores();
         let clock: Arc<dyn Clock> = match clock {
             Some(c) => c,
             None if L::ORDERED => ordo::try_global().map_err(|e| ConfigError::Clock(e.clone()))?.clone(),
             // Unordered kinds never read the clock: do not calibrate one for them.
             None => Arc::new(ordo::Ordo::monotonic()),
         };
-        let (core_mode, cores) = match mode {
-            SlotMode::PerCpu => (CoreMode::PerCpu, ncpus),
-            SlotMode::PerThread => (CoreMode::PerThread, max_threads + 1),
-        };
-        let eager = if mode == SlotMode::PerCpu { cores } else { 1 };
+        let mode = layout.mode();
+        let eager = if mode == CoreMode::PerCpu { ncpus } else { 1 };
         let bytes = eager
             .checked_mul(cache_slots)
             .and_then(|n| n.checked_mul(PerCore::<SlotData<L>>::SLOT_BYTES))
@@ -326,7 +300,7 @@ impl<L: LogKind> Domain<L> {
         if bytes > MAX_CACHE_BYTES {
             return Err(ConfigError::CacheTooLarge { cores: eager, cache_slots, bytes });
         }
-        let slots = PerCore::new(core_mode, cores, cache_slots, rseq, |_, _| SlotData::default());
+        let slots = PerCore::new(layout, cache_slots, rseq, |_, _| SlotData::default());
         let thresholds = Thresholds::new(slots.owner_fast_path());
         Ok(Arc::new(Domain {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
@@ -342,7 +316,7 @@ impl<L: LogKind> Domain<L> {
             backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),
             readers: Readers::new(ordo::cpu::possible()),
             slab: ObjectSlab::new(),
-            stats: CacheCounters::new(cores),
+            stats: CacheCounters::new(layout.cores()),
         }))
     }
 
@@ -365,7 +339,7 @@ impl<L: LogKind> Domain<L> {
     }
 
     /// Where updates are logged.
-    pub fn mode(&self) -> SlotMode {
+    pub fn mode(&self) -> CoreMode {
         self.mode
     }
 
@@ -455,11 +429,11 @@ mod tests {
     #[test]
     fn a_domain_reports_its_configuration() {
         let d = Domain::<CounterLog>::new(Config::per_cpu().cache_slots(8).max_log_len(4).cpus(3)).unwrap();
-        assert_eq!((d.mode(), d.cache_slots(), d.max_log_len(), d.cores()), (SlotMode::PerCpu, 8, 4, 3));
+        assert_eq!((d.mode(), d.cache_slots(), d.max_log_len(), d.cores()), (CoreMode::PerCpu, 8, 4, 3));
         assert!(d.cache_footprint() >= 3 * 8 * 64);
         assert!(!d.commit_wait());
         let t = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
-        assert_eq!((t.mode(), t.cores()), (SlotMode::PerThread, 3));
+        assert_eq!((t.mode(), t.cores()), (CoreMode::PerThread, 3));
     }
 
     #[test]

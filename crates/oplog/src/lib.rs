@@ -10,6 +10,15 @@
 //! core's log and applying the operations to the one internal instance of the unchanged
 //! sequential type, then reads it.
 //!
+//! | name | what it is |
+//! |---|---|
+//! | [`OpLog`]`<K>` | one shared object whose updates are logged in log kind `K`: [`OpLog::update`], [`OpLog::read`], [`OpLog::synchronize`] (a [`Synced`] guard) |
+//! | [`Update`] | your type's deferred updates, usually an enum: `exec`, and optional absorption hooks |
+//! | [`Ordered`]`<U>`, [`Unordered`]`<U>` | the log kinds for your `Update`: applied in timestamp order, or updates that commute |
+//! | [`Counter`] | the distributed counter (000 Figure 8; kind [`CounterLog`]) |
+//! | [`Domain`], [`Config`], [`ConfigError`] | objects that share per-core log caches, per CPU or per thread ([`CoreMode`]), with limits, a clock and a [`Representation`]; [`CacheStats`] says what the caches did |
+//! | [`log`] | [`LogKind`], for a log kind of your own |
+//!
 //! # Using it
 //!
 //! By default each object adapts to its own mix ([`Representation::Adaptive`]): logged
@@ -100,16 +109,14 @@
 //! |---|---|
 //! | [`log`] | log kinds: the [`LogKind`] trait, [`Ordered`], [`Unordered`], [`CounterLog`], the [`Update`] trait with local and global absorption hooks |
 //! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
-//! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`SlotMode`] per CPU or per thread; [`Representation`] |
+//! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`CoreMode`] per CPU or per thread; [`Representation`] |
 //! | `readers` | the per-CPU reader table of concurrent reads |
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
 //! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `backlog` | each object's backlog: logs that left the cache (evicted or handed off) and operations left by a panic |
-//! | [`percore`] | per-core state with an owner fast path: the slots, their locks, per-thread index claims, the restartable-sequence per-CPU entry (x86-64 Linux) |
 //! | `migration` | the migration rule |
-//! | [`primitive`] | every shared-memory primitive, swappable for loom or tracing |
 //! | [`Counter`] (`counter`) | the distributed counter |
 //!
 //! # What a read observes
@@ -219,22 +226,23 @@ mod domain;
 pub mod log;
 mod migration;
 mod object;
-pub mod percore;
-pub mod primitive;
 mod readers;
 mod reentry;
 mod slab;
 mod slot;
 mod word;
 
+// The per-core machinery and the primitives, by the names the modules use.
+use oplog_percore::{self as percore, primitive};
+
 pub use cache_stats::CacheStats;
 pub use counter::Counter;
 pub use domain::{
-    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, DEFAULT_MAX_THREADS, Domain, MAX_CACHE_BYTES,
-    Representation, SlotMode,
+    Config, ConfigError, DEFAULT_CACHE_SLOTS, DEFAULT_MAX_LOG_LEN, Domain, MAX_CACHE_BYTES, Representation,
 };
 pub use log::{CounterLog, LogKind, Ordered, Unordered, Update};
 pub use object::{OpLog, Synced};
+pub use oplog_percore::{CoreMode, DEFAULT_MAX_THREADS};
 
 /// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
 #[doc = include_str!("../README.md")]

@@ -242,9 +242,10 @@
 
 use crate::backlog::Parked;
 use crate::cache_stats::Event;
-use crate::domain::{Domain, Representation, SlotMode};
+use crate::domain::{Domain, Representation};
 use crate::log::{CounterLog, DirectLog, LogKind};
 use crate::migration;
+use crate::percore::CoreMode;
 use crate::percore::{Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
     AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
@@ -809,7 +810,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
         let d = self.domain();
         let t = d.clock.get_time();
-        let raw = if d.mode == SlotMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
+        let raw = if d.mode == CoreMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
         let stamp = raw.max(guard.last_stamp);
         guard.last_stamp = stamp;
         stamp
@@ -820,7 +821,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn after_append(self, core: usize, stamp: u64) {
         if L::ORDERED {
             let d = self.domain();
-            if d.mode == SlotMode::PerCpu {
+            if d.mode == CoreMode::PerCpu {
                 migration::record(d.id, core, stamp);
             }
             if d.commit_wait {
@@ -974,7 +975,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // are excluded (a concurrent reader that no longer sees the bit skips this slot,
             // which still publishes the victim, and checks the backlog instead).
             let clear =
-                if d.mode == SlotMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
+                if d.mode == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
             // If the victim's lock is free (a try-lock: the reverse of the usual lock order,
             // so never a wait), a log that may be applied alone is applied at once, and so is
             // any other log that is all the victim has logged: no backlog, and no other

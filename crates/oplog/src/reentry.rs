@@ -19,10 +19,10 @@
 //!   for a lock this thread holds (see `object`).
 //! * [`Update::absorb_local`](crate::Update::absorb_local) runs with the calling core's *log
 //!   slot* held. Any OpLog call from inside it that needs that slot would spin forever. The
-//!   push marks the thread while the hook runs ([`absorbing`]), and every spin-wait of the
-//!   crate checks the mark once it has spun long enough to start yielding
-//!   ([`check_waiting`], called by [`Backoff`](crate::primitive::Backoff)), so the mistake
-//!   panics instead of hanging. Nothing is checked on the update path itself.
+//!   push runs the hook inside [`absorbing`], which marks the thread
+//!   ([`must_not_wait`](oplog_percore::primitive::must_not_wait)): every spin-wait of the
+//!   per-core crate checks the mark once it has spun long enough to start yielding, so the
+//!   mistake panics instead of hanging. Nothing is checked on the update path itself.
 
 use crate::primitive::thread_local_const;
 use std::cell::Cell;
@@ -39,10 +39,6 @@ thread_local_const! {
     /// The object (its id, bit 0 set for a concurrent read) that the calling thread's
     /// outermost scoped holder ([`Holding::scoped`]) holds; 0 if none.
     static SCOPED: Cell<usize> = Cell::new(0);
-}
-
-thread_local_const! {
-    static ABSORBING: Cell<bool> = Cell::new(false);
 }
 
 /// Marks the calling thread as holding the lock of object `id` until dropped.
@@ -155,33 +151,15 @@ pub(crate) fn check_lock(id: usize, what: &str) {
 }
 
 /// Runs `f` (a call of [`Update::absorb_local`](crate::Update::absorb_local)) with the
-/// calling thread marked as holding its log slot.
+/// calling thread marked as holding its log slot: a wait that may be for that slot panics.
 #[inline]
 pub(crate) fn absorbing<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark(bool);
-    impl Drop for Unmark {
-        #[inline]
-        fn drop(&mut self) {
-            let _ = ABSORBING.try_with(|a| a.set(self.0));
-        }
-    }
-    let before = ABSORBING.try_with(|a| a.replace(true)).unwrap_or(false);
-    let _unmark = Unmark(before);
-    f()
-}
-
-/// Called by spin-waits that have waited long: panics if the calling thread is inside
-/// [`Update::absorb_local`](crate::Update::absorb_local), where any wait may be for the
-/// slot it holds.
-#[cold]
-pub(crate) fn check_waiting() {
-    if ABSORBING.try_with(Cell::get).unwrap_or(false) {
-        panic!(
-            "oplog: an OpLog call from inside Update::absorb_local had to wait: the hook runs \
-             while this thread holds its core's log slot, so it must not update, read or drop \
-             OpLog objects"
-        );
-    }
+    oplog_percore::primitive::must_not_wait(
+        "oplog: an OpLog call from inside Update::absorb_local had to wait: the hook runs \
+         while this thread holds its core's log slot, so it must not update, read or drop \
+         OpLog objects",
+        f,
+    )
 }
 
 #[cfg(all(test, not(loom)))]
@@ -215,12 +193,18 @@ mod tests {
         assert!(holds(32));
     }
 
+    /// Waits as a spin-wait that finds its lock taken does, long enough to start yielding.
+    fn wait_long() {
+        let mut backoff = oplog_percore::primitive::Backoff::default();
+        (0..=oplog_percore::primitive::Backoff::SPIN_STEPS + 1).for_each(|_| backoff.snooze());
+    }
+
     #[test]
     fn waiting_inside_absorb_local_panics() {
-        check_waiting();
-        let r = std::panic::catch_unwind(|| absorbing(check_waiting));
-        let msg = *r.unwrap_err().downcast::<&str>().unwrap();
+        wait_long();
+        let r = std::panic::catch_unwind(|| absorbing(wait_long));
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
         assert!(msg.contains("absorb_local"), "{msg}");
-        check_waiting();
+        wait_long();
     }
 }

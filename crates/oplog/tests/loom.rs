@@ -1,6 +1,6 @@
 //! loom models of the OpLog mechanics: every interleaving (up to a preemption bound) of
 //! a few threads updating, evicting and synchronizing, through the public API, with
-//! `oplog::primitive` swapped for loom's atomics, cells, mutexes and fences.
+//! `oplog_percore::primitive` swapped for loom's atomics, cells, mutexes and fences.
 //!
 //! Run with (a separate target directory keeps the normal build cache):
 //!
@@ -20,7 +20,7 @@
 //! swap: a waiter's own stores defeat loom's rule that a load after a yield sees newer
 //! stores, which made every spin in these models explode; see `lock::SpinLock`.)
 //!
-//! Under loom, [`oplog::primitive::current_cpu`] is a per-thread value a model sets with
+//! Under loom, [`oplog_percore::primitive::current_cpu`] is a per-thread value a model sets with
 //! `set_current_cpu` (a "migration"), restartable sequences are off, and the per-thread
 //! slots' asymmetric barrier is a pair of `SeqCst` fences. Models use per-CPU domains with
 //! one or two CPUs and one slot per cache, except the owner-protocol model, whose per-thread
@@ -54,9 +54,9 @@ mod common;
 use common::SetOp;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
-use oplog::primitive::set_current_cpu;
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation, Unordered, Update};
 use oplog_lincheck::testkit::loom_model;
+use oplog_percore::primitive::set_current_cpu;
 use ordo::Clock;
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! functions in Figure 8-3 execute with preemption disabled, meaning they are atomic with
 //! respect to each other on a given core"; Linux's sloppy counters likewise). User space
 //! cannot disable preemption, so each core's state sits in one slot of an
-//! [`oplog::percore::PerCore`], whose lock makes an operation atomic with respect to every
+//! [`oplog_percore::PerCore`], whose lock makes an operation atomic with respect to every
 //! other operation on that state, whichever CPU the thread ends on:
 //!
 //! * [`CoreMode::PerCpu`]: the state of the CPU the thread runs on, entered with a
@@ -18,19 +18,18 @@
 //! sequence), shared with OpLog's log caches; this module adapts it to one state per core.
 
 use crate::config::{CoreMode, Layout};
-use oplog::percore::{self, PerCore, Remote};
+use oplog_percore::{PerCore, Remote};
 
 /// Builds the state of core `index` when the core is created.
 pub(crate) type MakeState<S> = Box<dyn Fn(usize) -> S + Send + Sync>;
 
 /// Source of unique ids for this crate's per-core sets. Process-wide and never part of a
-/// modelled interleaving, so a plain std atomic (see [`oplog::primitive`]).
+/// modelled interleaving, so a plain std atomic (see [`oplog_percore::primitive`]).
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The per-core states of one domain (see the module docs).
 pub(crate) struct Cores<S> {
     id: u64,
-    mode: CoreMode,
     inner: PerCore<S>,
 }
 
@@ -39,14 +38,9 @@ impl<S: Send + 'static> Cores<S> {
     /// each core's state when the core is created (per-CPU: all now; per-thread: index 0 now,
     /// the others on first use).
     pub(crate) fn new(layout: Layout, make: MakeState<S>) -> Self {
-        let (mode, cores) = match layout.mode {
-            CoreMode::PerCpu => (percore::CoreMode::PerCpu, layout.cpus.unwrap_or_else(ordo::cpu::possible)),
-            CoreMode::PerThread => (percore::CoreMode::PerThread, layout.max_threads + 1),
-        };
         Cores {
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            mode: layout.mode,
-            inner: PerCore::new(mode, cores, 1, true, move |core, _| make(core)),
+            inner: PerCore::new(layout, 1, true, move |core, _| make(core)),
         }
     }
 
@@ -57,7 +51,7 @@ impl<S: Send + 'static> Cores<S> {
 
     /// Per-CPU or per-thread.
     pub(crate) fn mode(&self) -> CoreMode {
-        self.mode
+        self.inner.mode()
     }
 
     /// Whether states are entered without an atomic read-modify-write (per-thread states
@@ -117,8 +111,7 @@ mod tests {
     use super::*;
 
     fn per_thread(max_threads: usize) -> Cores<u64> {
-        let layout = Layout { mode: CoreMode::PerThread, cpus: None, max_threads };
-        Cores::new(layout, Box::new(|_| 0))
+        Cores::new(Layout::per_thread().max_threads(max_threads), Box::new(|_| 0))
     }
 
     #[test]
@@ -159,7 +152,7 @@ mod tests {
     #[test]
     fn local_updates_and_remote_takeovers_exclude_each_other() {
         for mode in [CoreMode::PerThread, CoreMode::PerCpu] {
-            let layout = Layout { mode, cpus: Some(2), max_threads: 4 };
+            let layout = Layout::per_cpu().cpus(2).max_threads(4).with_mode(mode);
             let cores: Cores<u64> = Cores::new(layout, Box::new(|_| 0));
             let n: u64 = if cfg!(miri) { 200 } else { 100_000 };
             let moved = std::sync::atomic::AtomicU64::new(0);

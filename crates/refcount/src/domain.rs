@@ -24,7 +24,7 @@
 use crate::CoreMode;
 use crate::config::{ConfigError, Layout, MAX_CACHE_ENTRIES, layout_setters};
 use crate::refcache::{Panic, Refcache};
-use oplog::primitive::Mutex;
+use oplog_percore::primitive::Mutex;
 use std::fmt;
 use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
@@ -57,7 +57,7 @@ impl Config {
     /// every [`DEFAULT_REVIEW_PERIOD`].
     pub fn new() -> Self {
         Config {
-            layout: Layout::DEFAULT,
+            layout: Layout::per_thread(),
             cache_entries: DEFAULT_CACHE_ENTRIES,
             review_period: Some(DEFAULT_REVIEW_PERIOD),
         }
@@ -333,7 +333,7 @@ mod tests {
         assert_eq!((d.mode(), d.cache_entries(), d.review_period(), d.epoch()), (CoreMode::PerCpu, 64, None, 1));
         assert_eq!(d.cores(), vec![0, 1, 2]);
         assert!(d.footprint() >= 3 * 64 * 16);
-        assert_eq!(d.owner_fast_path(), oplog::percore::per_cpu_fast_path());
+        assert_eq!(d.owner_fast_path(), oplog_percore::per_cpu_fast_path());
         let t = Domain::new(default_without_reviewer()).unwrap();
         assert_eq!(t.cores(), vec![0], "per-thread: only the shared core until a thread claims one");
         assert!(format!("{t:?}").contains("PerThread"));

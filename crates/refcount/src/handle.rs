@@ -2,7 +2,7 @@
 
 use crate::domain::{Domain, Inner};
 use crate::refcache::object::{Header, ObjectState};
-use oplog::primitive::{AtomicUsize, Ordering, fence};
+use oplog_percore::primitive::{AtomicUsize, Ordering, fence};
 use std::borrow::Borrow;
 use std::cmp::Ordering as CmpOrdering;
 use std::fmt;

@@ -50,7 +50,7 @@
 //! restartable sequence where available and an uncontended spin lock elsewhere, correct
 //! under migration) or per-thread states (the default: entered without any atomic
 //! read-modify-write). Either way a reviewer takes a core over with a process-wide
-//! `membarrier` when owners use the fast path. The mechanics are `oplog::percore`'s, shared
+//! `membarrier` when owners use the fast path. The mechanics are `oplog_percore`'s, shared
 //! with OpLog's log caches.
 //!
 //! # Pieces
@@ -61,10 +61,10 @@
 //! | [`refcache`] | the Refcache engine: delta caches, epochs, review queues, dirty zeros, weak references (module docs explain the algorithm) |
 //! | [`Rc`], [`Weak`] (`handle`) | the `Arc`/`Weak`-shaped handles |
 //! | [`Domain`] (`domain`) | a family of objects: configuration, background review, shutdown |
-//! | `cores` | per-core state (per CPU or per thread) on `oplog::percore` |
+//! | `cores` | per-core state (per CPU or per thread) on `oplog_percore` |
 //! | [`testing`] | step-by-step control: operations on a chosen core, flush, review (for tests and models) |
 //!
-//! All shared-memory state goes through [`oplog::primitive`], so `--cfg loom` and the tracer
+//! All shared-memory state goes through [`oplog_percore::primitive`], so `--cfg loom` and the tracer
 //! see it.
 
 #![warn(missing_docs)]

@@ -29,7 +29,7 @@
 
 use crate::config::{ConfigError, Layout, MAX_THRESHOLD, layout_setters};
 use crate::cores::{Cores, MakeState};
-use oplog::primitive::{AtomicU64, Mutex, Ordering};
+use oplog_percore::primitive::{AtomicU64, Mutex, Ordering};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -55,7 +55,7 @@ impl Default for SloppyConfig {
 impl SloppyConfig {
     /// Per-thread cores, threshold [`DEFAULT_THRESHOLD`].
     pub fn new() -> Self {
-        SloppyConfig { layout: Layout::DEFAULT, threshold: DEFAULT_THRESHOLD }
+        SloppyConfig { layout: Layout::per_thread(), threshold: DEFAULT_THRESHOLD }
     }
 
     /// Spare references a core may hold for one counter before it releases the excess to the

@@ -10,7 +10,7 @@
 //! * the **OpLog version(s)**, built from an `Arc<`[`oplog::Domain`]`>` so the caller chooses
 //!   per-CPU or per-thread log slots;
 //! * the **baselines**: a lock around the same sequential type (built on
-//!   [`oplog::primitive`], so loom and the tracer see its shared accesses), and the texts'
+//!   [`oplog_percore::primitive`], so loom and the tracer see its shared accesses), and the texts'
 //!   lock-free alternatives;
 //! * a **trait** every variant implements ([`rmap::Rmap`], [`list::ConcurrentList`], ...), so
 //!   a benchmark or test can drive them generically;

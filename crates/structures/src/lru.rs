@@ -39,9 +39,9 @@
 
 use crate::applied::{Applied, Stats};
 use oplog::log::LocalLog;
-use oplog::primitive::Mutex;
 use oplog::{Domain, OpLog, Ordered, Update};
 use oplog_model::lru::{LruModel, LruOp, LruRet};
+use oplog_percore::primitive::Mutex;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;

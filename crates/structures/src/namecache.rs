@@ -37,9 +37,9 @@
 //! The model is `oplog_model::namecache::EntryModel`.
 
 use crate::ticket::TicketLock;
-use oplog::primitive::{AtomicU64, Ordering};
 use oplog::{Counter, CounterLog, Domain};
 use oplog_model::namecache::{EntryModel, EntryOp, EntryRet};
+use oplog_percore::primitive::{AtomicU64, Ordering};
 use std::fmt;
 use std::sync::Arc;
 

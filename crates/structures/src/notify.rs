@@ -38,9 +38,9 @@
 //! `len` are checked against its state by the tests.
 
 use crossbeam_queue::SegQueue;
-use oplog::primitive::Mutex;
 use oplog::{Domain, OpLog, Ordered, Update};
 use oplog_model::queue::{QueueModel, QueueOp, QueueRet};
+use oplog_percore::primitive::Mutex;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;

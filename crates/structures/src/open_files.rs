@@ -31,8 +31,8 @@
 use crate::logged_set::{AbsorbLocal, LoggedSet, SetKind};
 use crossbeam_utils::CachePadded;
 use oplog::Domain;
-use oplog::primitive::{Mutex, MutexGuard, current_cpu};
 use oplog_model::open_files::{OpenFilesModel, OpenFilesOp, OpenFilesRet};
+use oplog_percore::primitive::{Mutex, MutexGuard, current_cpu};
 use std::collections::HashSet;
 use std::sync::Arc;
 

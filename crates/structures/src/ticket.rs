@@ -7,12 +7,12 @@
 //! seen by every waiter, which is why throughput collapses under contention (000 §3; the
 //! Markov model of 001 Appendix A).
 //!
-//! [`TicketLock`] is that lock, built on [`oplog::primitive`] atomics and cells so that loom
+//! [`TicketLock`] is that lock, built on [`oplog_percore::primitive`] atomics and cells so that loom
 //! and the commutativity checker's tracer see its accesses. Unlike a kernel spinlock, a
 //! user-space waiter may be waiting for a holder that the scheduler preempted, so after
 //! spinning a while it yields the CPU ([`Backoff`]).
 
-use oplog::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
+use oplog_percore::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 

@@ -9,10 +9,10 @@
 //! is a core holding a spare reference: warming takes one from the central count and
 //! releases it again on that core.
 
-use oplog::primitive::Mutex;
 use oplog::{Config, Counter, CounterLog, Domain};
 use oplog_model::Concurrent;
 use oplog_model::counter::{CounterModel, CounterOp, CounterRet};
+use oplog_percore::primitive::Mutex;
 use oplog_refcount::{CoreMode, SloppyConfig, SloppyCounter, SloppyDomain};
 
 use super::{Impl, Object};

@@ -41,7 +41,7 @@
 //!
 //! The structures crate's lock-free baselines (`HarrisList`, the rmap's `LockFreeRmap`,
 //! the queue's `SegQueue`) keep their shared state in crossbeam's atomics, not in
-//! `oplog::primitive`, so the tracer would see none of their accesses and report every
+//! `oplog_percore::primitive`, so the tracer would see none of their accesses and report every
 //! case conflict-free. They are not covered rather than covered wrongly.
 //!
 //! # Contracts

@@ -17,8 +17,8 @@
 //! is now on a review queue, *dying* (002 §8.1.2), not yet freed (a review frees an object
 //! two epochs after it first saw it at zero).
 
-use oplog::primitive::Mutex;
 use oplog_model::{Concurrent, Model as _};
+use oplog_percore::primitive::Mutex;
 use oplog_refcount::{Config, CoreMode, Domain, Rc, Weak};
 
 use super::{Contract, Impl, Object};

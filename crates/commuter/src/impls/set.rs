@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use oplog::primitive::Mutex;
 use oplog::{Config, Domain, OpLog, Ordered, Update};
 use oplog_model::Concurrent;
 use oplog_model::set::{SetModel, SetOp, SetRet};
+use oplog_percore::primitive::Mutex;
 
 use super::{Impl, Object, WARM_KEY};
 use crate::tracer::CPUS;

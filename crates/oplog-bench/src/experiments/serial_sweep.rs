@@ -26,10 +26,11 @@
 
 use std::io;
 
+use ordo::Ordo;
 use serde_json::{Value, json};
 
 use crate::experiments::spinlock::model::Model;
-use crate::experiments::spinlock::{IMPLS, MODEL_CORES, transfer_cost};
+use crate::experiments::spinlock::{IMPLS, MODEL_CORES, Point, transfer_cost};
 use crate::experiments::{Experiment, XAxis, global_clock};
 use crate::harness::Settings;
 use crate::output::plot::{Chart, Scale};
@@ -180,7 +181,7 @@ impl Experiment for SerialSweep {
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let clock = global_clock()?;
+        let clock: &'static Ordo = global_clock()?;
         let mut measured: Measured = Vec::new();
         for &threads in &settings.threads {
             for &serial in &SERIAL_TICKS {
@@ -188,7 +189,7 @@ impl Experiment for SerialSweep {
                 for (i, entry) in IMPLS.iter().enumerate() {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
-                    let t = entry.measure(&run, clock, parallel, serial);
+                    let t = entry.measure(&run, Point { clock, parallel, serial });
                     measured.push((serial, threads, i, t.median));
                     let mut record = Record::new(self.name(), entry.id, &run, &t)
                         .with("serial_cycles", serial)

@@ -25,6 +25,7 @@ use std::io;
 use ordo::Ordo;
 use serde_json::{Value, json};
 
+use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, XAxis, contention, global_clock};
 use crate::harness::{Run, Settings, Stop, Throughput};
 use crate::output::plot::{Chart, Scale};
@@ -49,29 +50,28 @@ pub const MODEL_CORES: usize = 48;
 /// Line transfer cost used when it cannot be measured: 000 §3.1's ~160 cycles per writer.
 pub const TEXT_TRANSFER_CYCLES: f64 = 160.0;
 
-/// One lock: its id and its monomorphised measurement (also `serial-sweep`'s).
+/// One point of a lock's measurement (also `serial-sweep`'s): `parallel` ticks of work
+/// outside the lock, then `serial` inside it, both spun on `clock`.
 #[derive(Clone, Copy, Debug)]
-pub struct Entry {
-    /// [`BenchLock::ID`].
-    pub id: &'static str,
-    measure: fn(&Run, &Ordo, u64, u64) -> Throughput,
+pub struct Point {
+    /// The clock the work is spun on.
+    pub clock: &'static Ordo,
+    /// Ticks of work outside the lock per iteration.
+    pub parallel: u64,
+    /// Ticks of work inside the lock per iteration.
+    pub serial: u64,
 }
 
-impl Entry {
-    const fn of<L: BenchLock>() -> Self {
-        Self { id: L::ID, measure: measure::<L> }
-    }
+/// The locks measured, in table order (also `serial-sweep`'s).
+pub const IMPLS: [Impl<Point>; 3] = [of::<TicketLock>(), of::<McsLock>(), of::<StdMutex>()];
 
-    /// Measures the lock at one point: `parallel` ticks of work outside it, `serial` inside.
-    pub fn measure(&self, run: &Run, clock: &Ordo, parallel: u64, serial: u64) -> Throughput {
-        (self.measure)(run, clock, parallel, serial)
-    }
+/// The row of [`IMPLS`] for lock `L`: [`BenchLock::ID`], measured at one [`Point`] (the
+/// protected counter verified after each repetition); monomorphised.
+const fn of<L: BenchLock>() -> Impl<Point> {
+    Impl::new(L::ID, measure::<L>)
 }
 
-/// The locks measured, in table order.
-pub const IMPLS: [Entry; 3] = [Entry::of::<TicketLock>(), Entry::of::<McsLock>(), Entry::of::<StdMutex>()];
-
-fn measure<L: BenchLock>(run: &Run, clock: &Ordo, parallel: u64, serial: u64) -> Throughput {
+fn measure<L: BenchLock>(run: &Run, Point { clock, parallel, serial }: Point) -> Throughput {
     run.throughput_checked(
         Guarded::<L>::default,
         |guarded: &Guarded<L>, _, stop: &Stop| {
@@ -209,7 +209,7 @@ impl Experiment for Spinlock {
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
-        let clock = global_clock()?;
+        let clock: &'static Ordo = global_clock()?;
         let parallels = settings.sweep(&PARALLEL_TICKS, &QUICK_PARALLEL_TICKS);
         let mut measured: Measured = Vec::new();
         for &threads in &settings.threads {
@@ -217,7 +217,7 @@ impl Experiment for Spinlock {
                 for (i, entry) in IMPLS.iter().enumerate() {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
-                    let t = entry.measure(&run, clock, parallel, SERIAL_TICKS);
+                    let t = entry.measure(&run, Point { clock, parallel, serial: SERIAL_TICKS });
                     measured.push((parallel, threads, i, t.median));
                     let mut record = Record::new(self.name(), entry.id, &run, &t)
                         .with("parallel_cycles", parallel)
@@ -248,17 +248,13 @@ impl Experiment for Spinlock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pin::Placement;
-    use std::time::Duration;
+    use crate::experiments::impls::smoke_test;
 
     #[test]
     fn every_lock_runs_and_excludes_under_contention() {
-        let placement = Placement::from_process();
-        let run = Run { threads: 2, duration: Duration::from_millis(5), reps: 1, placement: &placement };
-        let clock = Ordo::monotonic();
-        for entry in IMPLS {
-            assert!(entry.measure(&run, &clock, 100, SERIAL_TICKS).median > 0.0, "{}", entry.id);
-        }
+        // A point's clock is `'static` (a run's is the global one): leak this test's.
+        let clock = Box::leak(Box::new(Ordo::monotonic()));
+        smoke_test(&IMPLS, Point { clock, parallel: 100, serial: SERIAL_TICKS });
     }
 
     #[test]

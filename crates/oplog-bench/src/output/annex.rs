@@ -14,7 +14,7 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
-use super::{csv, table};
+use super::csv;
 
 /// A named table of extra results.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,7 +89,7 @@ impl Annex {
         rows.extend(self.rows.iter().map(|r| {
             shown.iter().map(|&i| if r[i].is_null() { "-".into() } else { csv::cell(&r[i]).into_owned() }).collect()
         }));
-        let mut out = format!("{}\n{}", self.title, table::align(&rows));
+        let mut out = format!("{}\n{}", self.title, oplog_table::align(&rows, 1));
         for note in &self.notes {
             out.push_str(note);
             out.push('\n');

@@ -97,7 +97,7 @@ pub fn grid(axis: XAxis, ratios: Ratios, higher_is_better: bool, series: &[Serie
         }
         rows.push(row);
     }
-    align(&rows)
+    oplog_table::align(&rows, 1)
 }
 
 /// `a / b` as `1.23x`, or `-` when either is missing or `b` is zero.
@@ -106,29 +106,6 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
         (Some(a), Some(b)) if b != 0.0 => format!("{:.2}x", a / b),
         _ => "-".to_owned(),
     }
-}
-
-/// Left-aligns the first column and right-aligns the rest, two spaces apart.
-pub fn align(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|cell| cell.chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(
-                |(c, cell)| {
-                    if c == 0 { format!("{cell:<w$}", w = widths[c]) } else { format!("{cell:>w$}", w = widths[c]) }
-                },
-            )
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

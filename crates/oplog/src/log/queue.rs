@@ -26,19 +26,19 @@ use super::{LogKind, Update};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-#[cfg(oplog_trace)]
+#[cfg(all(feature = "trace", not(loom)))]
 use crate::primitive::trace::{AccessKind, record_slice};
 
 /// The tracer's label for the entries of a core's log (their heap buffer).
-#[cfg(oplog_trace)]
+#[cfg(all(feature = "trace", not(loom)))]
 pub(crate) const LOG_ENTRIES: &str = "Log.entries";
 
 /// The tracer's label for the operations of a batch (their heap buffers).
-#[cfg(oplog_trace)]
+#[cfg(all(feature = "trace", not(loom)))]
 pub(crate) const BATCH_ENTRIES: &str = "Batch.entries";
 
 /// Under tracing, records an access to the elements of `deque` from index `from` on.
-#[cfg(oplog_trace)]
+#[cfg(all(feature = "trace", not(loom)))]
 fn record_deque<T>(deque: &VecDeque<T>, from: usize, kind: AccessKind) {
     let (front, back) = deque.as_slices();
     if from < front.len() {
@@ -114,7 +114,7 @@ impl<'a, U> LocalLog<'a, U> {
 
     /// The logged operations, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &U> + '_ {
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_slice(self.entries, AccessKind::CellRead, LOG_ENTRIES);
         self.entries.iter().map(|e| &e.op)
     }
@@ -124,12 +124,12 @@ impl<'a, U> LocalLog<'a, U> {
     pub fn remove_latest(&mut self, mut pred: impl FnMut(&U) -> bool) -> Option<U> {
         let found = self.entries.iter().rposition(|e| pred(&e.op));
         // The scan read the entries from the end back to the match.
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_slice(&self.entries[found.unwrap_or(0)..], AccessKind::CellRead, LOG_ENTRIES);
         let i = found?;
         let op = self.entries.remove(i).op;
         // The entries after it moved down one.
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_slice(&self.entries[i..], AccessKind::CellWrite, LOG_ENTRIES);
         Some(op)
     }
@@ -137,7 +137,7 @@ impl<'a, U> LocalLog<'a, U> {
     /// The most recent operation, to combine the new one into (000 §4.2: many increments
     /// become one "add n").
     pub fn last_mut(&mut self) -> Option<&mut U> {
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_slice(&self.entries[self.entries.len().saturating_sub(1)..], AccessKind::CellWrite, LOG_ENTRIES);
         self.entries.last_mut().map(|e| &mut e.op)
     }
@@ -155,10 +155,10 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     #[inline]
     fn push(log: &mut Vec<Entry<U>>, op: U, stamp: u64) -> usize {
         if let Some(op) = crate::reentry::absorbing(|| op.absorb_local(&mut LocalLog::new(log))) {
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             let before = log.as_ptr();
             log.push(Entry { stamp, op });
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             trace_push(log, before);
         }
         log.len()
@@ -175,19 +175,19 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     }
 
     fn gather(batch: &mut QueueBatch<U>, core: usize, log: &mut Vec<Entry<U>>) {
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_slice(log, AccessKind::CellRead, LOG_ENTRIES);
         if O {
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             let from = batch.fresh.len();
             batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             record_slice(&batch.fresh[from..], AccessKind::CellWrite, BATCH_ENTRIES);
         } else {
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             let from = batch.ready.len();
             batch.ready.extend(log.drain(..).map(|e| e.op));
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             record_deque(&batch.ready, from, AccessKind::CellWrite);
         }
     }
@@ -199,7 +199,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     fn apply(state: &mut U::Target, batch: &mut QueueBatch<U>) {
         if O {
             // The sort reads and moves the gathered operations.
-            #[cfg(oplog_trace)]
+            #[cfg(all(feature = "trace", not(loom)))]
             record_slice(&batch.fresh, AccessKind::CellWrite, BATCH_ENTRIES);
             // Stable: equal (stamp, core) keeps gather order, which puts a core's evicted
             // log before its current one and keeps each log's own order.
@@ -207,7 +207,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         }
         batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
         // Global absorption may rewrite any operation; each is then read out.
-        #[cfg(oplog_trace)]
+        #[cfg(all(feature = "trace", not(loom)))]
         record_deque(&batch.ready, 0, AccessKind::CellWrite);
         U::absorb_global(state, &mut batch.ready);
         while let Some(op) = batch.ready.pop_front() {
@@ -225,7 +225,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
 /// Under tracing, records what `log.push` wrote: its new entry, or, if the push moved the
 /// entries to a larger buffer, the old buffer's entries (read; `before` was its address) and
 /// every entry of the new one.
-#[cfg(oplog_trace)]
+#[cfg(all(feature = "trace", not(loom)))]
 fn trace_push<U>(log: &[Entry<U>], before: *const Entry<U>) {
     let moved = log.len() - 1;
     if std::ptr::eq(log.as_ptr(), before) {
@@ -311,7 +311,7 @@ mod tests {
     /// writes its entry (all of them when the buffer grows), absorption reads the log and
     /// rewrites what moved, a gather reads the log and writes the batch, an apply rewrites
     /// the batch.
-    #[cfg(oplog_trace)]
+    #[cfg(all(feature = "trace", not(loom)))]
     #[test]
     fn queue_logs_record_their_heap_entries() {
         use crate::primitive::trace::Session;

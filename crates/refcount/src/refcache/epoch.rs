@@ -25,7 +25,7 @@
 //! A core created in the middle of an epoch must flush in that epoch before it ends (it joins
 //! the count), which needs no argument about what it might hold.
 
-use oplog::primitive::{AtomicU64, Mutex, Ordering};
+use oplog_percore::primitive::{AtomicU64, Mutex, Ordering};
 
 /// The epoch every domain starts in (the first epoch of 002 Figure 8-2).
 pub(crate) const FIRST_EPOCH: u64 = 1;

@@ -89,7 +89,7 @@ use crate::cores::Cores;
 use cache::{DeltaCache, Entry};
 use epoch::Epochs;
 use object::{Header, Verdict};
-use oplog::primitive::{AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
+use oplog_percore::primitive::{AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;

@@ -24,7 +24,7 @@
 //!   or a true zero (free: the weak reference becomes null in the same step).
 //! * [`Header::revive`] is `tryget`'s compare-and-swap: clear `dying` unless freed.
 
-use oplog::primitive::{AtomicU64, Ordering};
+use oplog_percore::primitive::{AtomicU64, Ordering};
 use std::ptr::NonNull;
 
 const COUNT_BITS: u32 = 48;

@@ -39,8 +39,8 @@ mod harris;
 pub use harris::HarrisList;
 
 use crate::logged_set::{AbsorbGlobal, AbsorbLocal, Absorption, Basic, LoggedSet, SetKind, SetLike};
-use oplog::primitive::Mutex;
 use oplog_model::set::{SetModel, SetOp, SetRet};
+use oplog_percore::primitive::Mutex;
 use std::fmt;
 use std::hash::Hash;
 
@@ -214,7 +214,7 @@ impl<T: Element> ConcurrentList<T> for HarrisList<T> {
 }
 
 /// The [`SeqList`] behind one lock (`mutex`): every operation takes it, so any two
-/// operations conflict on its cache line. Built on [`oplog::primitive::Mutex`], so loom and
+/// operations conflict on its cache line. Built on [`oplog_percore::primitive::Mutex`], so loom and
 /// the commutativity checker's tracer see the lock.
 pub struct MutexList<T> {
     list: Mutex<SeqList<T>>,

@@ -60,9 +60,9 @@ impl SpinLock {
 #[cold]
 #[inline(never)]
 fn owner_reentered() -> ! {
-    crate::reentry::check_waiting();
+    crate::primitive::check_waiting();
     panic!(
-        "oplog: a per-thread slot was entered again by the thread that holds it (a call back into OpLog from code that runs while the slot is held)"
+        "oplog-percore: a per-thread slot was entered again by the thread that holds it (a call back from code that runs while the slot is held)"
     );
 }
 
@@ -177,7 +177,7 @@ impl OwnerLock {
     /// with the remote side's barrier between its store of `req` and its load of `busy`,
     /// either the remote sees `busy` or this sees `req`, as with the real sequence. On `Ok`
     /// the lock is held as [`Taken::Owner`].
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     #[inline(always)]
     pub(crate) fn rseq_stand_in(&self) -> Result<(), super::rseq::NotEntered> {
         self.stand_in_take()?;
@@ -189,7 +189,7 @@ impl OwnerLock {
     /// Under tracing: [`OwnerLock::rseq_stand_in`] but the commit's store, which the folded
     /// sequence (`super::rseq`'s `try_fold`) does not make: records the loads of `busy` and
     /// `req` and takes the slot unrecorded; [`OwnerLock::stand_in_release`] gives it back.
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     #[inline(always)]
     pub(crate) fn stand_in_take(&self) -> Result<(), super::rseq::NotEntered> {
         use super::rseq::NotEntered;
@@ -210,7 +210,7 @@ impl OwnerLock {
     }
 
     /// Under tracing: gives back a slot taken by [`OwnerLock::stand_in_take`], unrecorded.
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     #[inline(always)]
     pub(crate) fn stand_in_release(&self) {
         self.busy.untraced().store(false, Ordering::Release);

@@ -27,9 +27,9 @@
 #[cfg(not(loom))]
 use std::sync::atomic as imp_atomic;
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 pub mod trace;
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 use trace::{AccessKind, record};
 
 #[cfg(loom)]
@@ -40,7 +40,7 @@ pub use std::sync::atomic::Ordering;
 /// Records an access to `$self`'s atomic under tracing; nothing otherwise.
 macro_rules! record_atomic {
     ($self:ident, $int:ty, $kind:ident) => {
-        #[cfg(oplog_trace)]
+        #[cfg(percore_trace)]
         record(std::ptr::from_ref(&$self.inner).cast(), std::mem::size_of::<$int>(), AccessKind::$kind, $self.label);
     };
 }
@@ -49,10 +49,10 @@ macro_rules! atomic_wrapper {
     ($name:ident, $int:ty) => {
         #[doc = concat!("A labelled `", stringify!($name), "` (see the module docs).")]
         #[derive(Debug)]
-        #[cfg_attr(not(oplog_trace), repr(transparent))]
+        #[cfg_attr(not(percore_trace), repr(transparent))]
         pub struct $name {
             inner: imp_atomic::$name,
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             label: &'static str,
         }
 
@@ -60,11 +60,11 @@ macro_rules! atomic_wrapper {
             /// Creates the atomic; `label` names the field for tracing builds.
             #[inline]
             pub fn new(v: $int, label: &'static str) -> Self {
-                #[cfg(not(oplog_trace))]
+                #[cfg(not(percore_trace))]
                 let _ = label;
                 Self {
                     inner: imp_atomic::$name::new(v),
-                    #[cfg(oplog_trace)]
+                    #[cfg(percore_trace)]
                     label,
                 }
             }
@@ -72,7 +72,7 @@ macro_rules! atomic_wrapper {
             /// operations do, without making one (for stand-ins that record the accesses of
             /// code the tracer cannot see, such as the restartable sequence's plain loads and
             /// stores, and synchronize through [`untraced`](Self::untraced)).
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
             #[inline(always)]
             pub(crate) fn record(&self, kind: AccessKind) {
@@ -80,7 +80,7 @@ macro_rules! atomic_wrapper {
             }
             /// Under tracing: the atomic itself, whose operations are not recorded (see
             /// [`record`](Self::record)).
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             #[allow(dead_code, reason = "used by the restartable-sequence stand-in, on some types only")]
             #[inline(always)]
             pub(crate) fn untraced(&self) -> &imp_atomic::$name {
@@ -238,17 +238,50 @@ impl Backoff {
             spin_wait(self.0);
             self.0 += 1;
         } else {
-            // Waited long: a wait from inside `Update::absorb_local` may be for the slot
-            // this thread holds (see `reentry`).
-            crate::reentry::check_waiting();
+            // Waited long: a wait inside `must_not_wait` may be for what this thread holds.
+            check_waiting();
             yield_now();
         }
     }
 }
 
+thread_local_const! {
+    /// Why the calling thread must not wait (set by [`must_not_wait`]), if it must not.
+    static MUST_NOT_WAIT: std::cell::Cell<Option<&'static str>> = std::cell::Cell::new(None);
+}
+
+/// Runs `f` with the calling thread marked as unable to wait: every spin-wait of this crate
+/// (a [`Backoff`], a slot's lock) that has spun long enough to start yielding panics with
+/// `why` instead of waiting on, since what it waits for may be what the thread holds (OpLog
+/// runs `Update::absorb_local` so, under the thread's own log slot). The mark is checked only
+/// on the slow path of a wait; nothing is checked when nothing waits. Nests: the previous
+/// mark is back when `f` returns or unwinds.
+#[inline]
+pub fn must_not_wait<R>(why: &'static str, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static str>);
+    impl Drop for Restore {
+        #[inline]
+        fn drop(&mut self) {
+            let _ = MUST_NOT_WAIT.try_with(|m| m.set(self.0));
+        }
+    }
+    let before = MUST_NOT_WAIT.try_with(|m| m.replace(Some(why))).unwrap_or(None);
+    let _restore = Restore(before);
+    f()
+}
+
+/// Called by spin-waits that have waited long: panics with the reason if the calling thread
+/// runs inside [`must_not_wait`].
+#[cold]
+pub(crate) fn check_waiting() {
+    if let Some(why) = MUST_NOT_WAIT.try_with(std::cell::Cell::get).unwrap_or(None) {
+        panic!("{why}");
+    }
+}
+
 #[cfg(not(loom))]
 mod cell {
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     use super::trace::{AccessKind, record};
 
     /// A labelled interior-mutability cell with loom's access API. Under tracing, `get` and
@@ -258,7 +291,7 @@ mod cell {
     #[derive(Debug)]
     pub struct UnsafeCell<T> {
         cell: std::cell::UnsafeCell<T>,
-        #[cfg(oplog_trace)]
+        #[cfg(percore_trace)]
         label: &'static str,
     }
 
@@ -272,31 +305,31 @@ mod cell {
 
     impl<T> UnsafeCell<T> {
         /// Byte offset of the value in the cell (for inline assembly that addresses it).
-        #[cfg(any(oplog_rseq, oplog_trace))]
+        #[cfg(any(percore_rseq, percore_trace))]
         pub const VALUE_OFFSET: usize = std::mem::offset_of!(Self, cell);
 
         /// Creates the cell; `label` names the field for tracing builds.
         #[inline]
         pub fn new(v: T, label: &'static str) -> Self {
-            #[cfg(not(oplog_trace))]
+            #[cfg(not(percore_trace))]
             let _ = label;
             Self {
                 cell: std::cell::UnsafeCell::new(v),
-                #[cfg(oplog_trace)]
+                #[cfg(percore_trace)]
                 label,
             }
         }
         /// Starts a read access.
         #[inline(always)]
         pub fn get(&self) -> ConstPtr<T> {
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             record(self.cell.get().cast_const().cast(), std::mem::size_of::<T>(), AccessKind::CellRead, self.label);
             ConstPtr(self.cell.get())
         }
         /// Starts a write access.
         #[inline(always)]
         pub fn get_mut(&self) -> MutPtr<T> {
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             record(self.cell.get().cast_const().cast(), std::mem::size_of::<T>(), AccessKind::CellWrite, self.label);
             MutPtr(self.cell.get())
         }
@@ -375,7 +408,7 @@ pub use cell::{ConstPtr, MutPtr, UnsafeCell};
 #[derive(Debug)]
 pub struct Mutex<T> {
     inner: imp_mutex::Mutex<T>,
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     label: &'static str,
 }
 
@@ -386,17 +419,17 @@ use std::sync as imp_mutex;
 use loom::sync as imp_mutex;
 
 /// Guard returned by [`Mutex::lock`].
-#[cfg(not(oplog_trace))]
+#[cfg(not(percore_trace))]
 pub type MutexGuard<'a, T> = imp_mutex::MutexGuard<'a, T>;
 
 impl<T> Mutex<T> {
     /// Creates the mutex; `label` names the field for tracing builds.
     pub fn new(v: T, label: &'static str) -> Self {
-        #[cfg(not(oplog_trace))]
+        #[cfg(not(percore_trace))]
         let _ = label;
         Self {
             inner: imp_mutex::Mutex::new(v),
-            #[cfg(oplog_trace)]
+            #[cfg(percore_trace)]
             label,
         }
     }
@@ -404,7 +437,7 @@ impl<T> Mutex<T> {
     /// Locks the mutex.
     pub fn lock(&self) -> MutexGuard<'_, T> {
         let guard = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        #[cfg(oplog_trace)]
+        #[cfg(percore_trace)]
         let guard = {
             record(std::ptr::from_ref(self).cast(), MUTEX_WORD, AccessKind::LockAcquire, self.label);
             MutexGuard { guard, mutex: std::ptr::from_ref(self).cast(), label: self.label }
@@ -414,12 +447,12 @@ impl<T> Mutex<T> {
 }
 
 /// Bytes of a traced mutex's lock word (recorded for acquire and release).
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 const MUTEX_WORD: usize = std::mem::size_of::<std::sync::Mutex<()>>();
 
 /// Guard returned by [`Mutex::lock`]: records the release when dropped and every access to
 /// the guarded value.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[derive(Debug)]
 pub struct MutexGuard<'a, T> {
     guard: std::sync::MutexGuard<'a, T>,
@@ -427,7 +460,7 @@ pub struct MutexGuard<'a, T> {
     label: &'static str,
 }
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 impl<T> std::ops::Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
@@ -437,7 +470,7 @@ impl<T> std::ops::Deref for MutexGuard<'_, T> {
     }
 }
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 impl<T> std::ops::DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         let label = self.label;
@@ -447,7 +480,7 @@ impl<T> std::ops::DerefMut for MutexGuard<'_, T> {
     }
 }
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         record(self.mutex, MUTEX_WORD, AccessKind::LockRelease, self.label);
@@ -456,16 +489,24 @@ impl<T> Drop for MutexGuard<'_, T> {
 
 /// Declares a thread-local with a constant initializer; under `--cfg loom`, loom's
 /// per-simulated-thread version.
-macro_rules! thread_local_const {
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __thread_local_const {
     ($(#[$m:meta])* static $name:ident: $t:ty = $init:expr;) => {
         #[cfg(not(loom))]
         ::std::thread_local! { $(#[$m])* static $name: $t = const { $init }; }
         #[cfg(loom)]
-        ::loom::thread_local! { $(#[$m])* static $name: $t = $init; }
+        $crate::primitive::__loom::thread_local! { $(#[$m])* static $name: $t = $init; }
     };
 }
 
-pub(crate) use thread_local_const;
+#[doc(inline)]
+pub use crate::__thread_local_const as thread_local_const;
+
+/// Loom, for [`thread_local_const`]'s expansion in other crates.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use loom as __loom;
 
 /// `cpu` folded onto a table of `n` rows (CPU ids beyond it, after hot plug, share rows):
 /// `cpu % n`, without the division in the common case.
@@ -475,7 +516,7 @@ pub fn fold_cpu(cpu: usize, n: usize) -> usize {
 }
 
 /// The CPU the calling thread runs on (a hint: it may migrate at once).
-#[cfg(not(any(loom, oplog_trace)))]
+#[cfg(not(any(loom, percore_trace)))]
 #[inline(always)]
 pub fn current_cpu() -> usize {
     ordo::cpu::current()
@@ -501,7 +542,7 @@ pub fn set_current_cpu(cpu: usize) {
 
 /// The CPU the calling thread runs on: under tracing, the value set for this thread with
 /// [`set_current_cpu`], else the OS's answer.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[inline]
 pub fn current_cpu() -> usize {
     trace::cpu_override().unwrap_or_else(ordo::cpu::current)
@@ -509,7 +550,7 @@ pub fn current_cpu() -> usize {
 
 /// Under tracing: makes the calling thread appear to run on `cpu` from now on, whatever
 /// CPU the OS runs it on (so a test places operations on CPUs deterministically).
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 pub fn set_current_cpu(cpu: usize) {
     trace::set_cpu_override(cpu);
 }
@@ -544,7 +585,7 @@ pub mod barrier {
     #[cfg(all(not(loom), target_os = "linux"))]
     static RSEQ_VARIANT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-    /// Makes [`heavy`] also restart restartable sequences (`crate::percore::rseq` calls this after
+    /// Makes [`heavy`] also restart restartable sequences (`crate::rseq` calls this after
     /// registering, before creating any domain that uses them).
     #[cfg(all(not(loom), target_os = "linux"))]
     pub fn use_rseq_variant() {
@@ -649,7 +690,7 @@ pub mod barrier {
     /// `membarrier` with the process's command (the rseq variant once registered) and
     /// `flags` and `cpu`; returns the system call's result (0, or -1 when the kernel
     /// refuses `flags`). Panics on any other failure: the process registered for it
-    /// ([`init`], `crate::percore::rseq::offset`), which callers checked.
+    /// ([`init`], `crate::rseq::offset`), which callers checked.
     #[cfg(all(not(loom), target_os = "linux"))]
     fn membarrier(flags: libc::c_long, cpu: libc::c_long) -> libc::c_long {
         let cmd = if RSEQ_VARIANT.load(std::sync::atomic::Ordering::SeqCst) {

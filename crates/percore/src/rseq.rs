@@ -43,22 +43,22 @@
 use super::lock::OwnerLock;
 use super::{Fold, Slot};
 use crate::primitive::Backoff;
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 use std::sync::OnceLock;
 
 /// glibc's rseq signature on x86 (sysdeps/unix/sysv/linux/x86/bits/rseq.h). The kernel
 /// checks that the four bytes before an abort handler hold the registered signature.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 const RSEQ_SIG: u32 = 0x5305_3053;
 
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 8;
 
 /// Byte offsets of the owner flags within a slot (`Slot` and `OwnerLock` are `repr(C)` with
 /// the lock first, and a `CachePadded` puts its value at offset 0).
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 const BUSY: usize = std::mem::offset_of!(OwnerLock, busy);
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 const REQ: usize = std::mem::offset_of!(OwnerLock, req);
 
 /// Outcome of one attempt to enter the calling CPU's slot.
@@ -155,7 +155,7 @@ enum Folded {
 /// The offset of the rseq area from the thread pointer, if the fast path can be used: glibc
 /// registered an area ([`ordo::cpu::rseq_offset`]) and the kernel accepts the membarrier
 /// registration.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 pub(crate) fn offset() -> Option<isize> {
     static OFFSET: OnceLock<Option<isize>> = OnceLock::new();
     *OFFSET.get_or_init(|| {
@@ -177,7 +177,7 @@ pub(crate) fn offset() -> Option<isize> {
 }
 
 /// [`offset`]'s answer where it is `Some`, set before any table exists.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 static RSEQ_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
 
 /// The offset of the calling thread's rseq area, for a sequence on a table (which exists only
@@ -186,16 +186,16 @@ static RSEQ_OFFSET: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIs
 /// table). The stand-in under tracing has no area: 0.
 #[inline(always)]
 fn area_offset() -> isize {
-    #[cfg(oplog_rseq)]
+    #[cfg(percore_rseq)]
     return RSEQ_OFFSET.load(std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(oplog_rseq))]
+    #[cfg(not(percore_rseq))]
     return 0;
 }
 
 /// Under tracing: `Some(0)` (the stand-in has no rseq area to find) where the remote side's
 /// barrier exists ([`barrier::init`](crate::primitive::barrier::init)), so the stand-in is
 /// used wherever it is correct, whatever glibc registered.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 pub(crate) fn offset() -> Option<isize> {
     crate::primitive::barrier::init().then_some(0)
 }
@@ -206,7 +206,7 @@ pub(crate) fn offset() -> Option<isize> {
 /// pointer); then, inside the sequence, the calling CPU's number into `{cpu}` (jumping to
 /// label 5 when it is not below `{n}`) and the address of its slot, `{offset}` bytes past
 /// `{bases}[cpu]`, into `{tmp}`.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 macro_rules! sequence_start {
     () => {
         concat!(
@@ -230,7 +230,7 @@ macro_rules! sequence_start {
 
 /// Label 4, where the kernel resumes an aborted sequence, as `asm!` text: preceded by the
 /// signature (`{sig}`) it checks in the four bytes before an abort handler.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 macro_rules! abort_handler {
     () => {
         concat!(".byte 0x0f, 0xb9, 0x3d\n", ".long {sig}\n", "4:\n")
@@ -243,7 +243,7 @@ macro_rules! abort_handler {
 /// # Safety
 /// `rseq_offset` comes from [`offset`]; every `bases[i] + slot_offset` is the address of a
 /// live `Slot` that stays alive for the call.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 #[inline(always)]
 pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Enter {
     let status: u32;
@@ -311,7 +311,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
 ///
 /// # Safety
 /// As [`try_enter`], with every slot a `Slot<S>`.
-#[cfg(oplog_rseq)]
+#[cfg(percore_rseq)]
 #[inline(always)]
 unsafe fn try_fold<S: Fold>(
     rseq_offset: isize,
@@ -381,11 +381,11 @@ unsafe fn try_fold<S: Fold>(
 /// accesses at the real area's offsets (`cpu_id` at 4, `rseq_cs` at 8). Only its address is
 /// used (accesses to it are recorded, not made): like the real area it is per thread, so
 /// it is never shared between simulated cores.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[repr(C, align(32))]
 struct Area([u64; 4]);
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 std::thread_local! {
     static AREA: Area = const { Area([0; 4]) };
 }
@@ -396,7 +396,7 @@ std::thread_local! {
 /// # Safety
 /// As the real sequence's: every `bases[i] + slot_offset`, for `i < ncpus`, is the address of
 /// a live `Slot` that stays alive for the call (`rseq_offset` is unused).
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[inline(always)]
 pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Enter {
     let _ = rseq_offset;
@@ -420,7 +420,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
 ///
 /// # Safety
 /// As [`try_enter`]'s.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[inline(always)]
 unsafe fn stand_in_slot(bases: *const *const u8, ncpus: usize, slot_offset: usize) -> Option<(usize, *const u8)> {
     use crate::primitive::trace::{AccessKind, record};
@@ -451,7 +451,7 @@ unsafe fn stand_in_slot(bases: *const *const u8, ncpus: usize, slot_offset: usiz
 ///
 /// # Safety
 /// As [`try_enter`]'s, with every slot a `Slot<S>`.
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[inline(always)]
 unsafe fn try_fold<S: Fold>(
     rseq_offset: isize,
@@ -502,7 +502,7 @@ unsafe fn try_fold<S: Fold>(
 }
 
 /// Why the stand-in did not commit ([`OwnerLock::rseq_stand_in`]).
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NotEntered {
     /// `busy` was set: [`Enter::Busy`].
@@ -513,7 +513,7 @@ pub(crate) enum NotEntered {
     Aborted,
 }
 
-#[cfg(oplog_trace)]
+#[cfg(percore_trace)]
 impl NotEntered {
     fn outcome(self, cpu: usize) -> Enter {
         match self {

@@ -61,7 +61,7 @@
 //! `Slot.busy`. The kernel's restart is stood in for by an unrecorded compare-and-swap, so
 //! the stand-in is a correct lock. It needs only the remote side's `membarrier`, not glibc's
 //! rseq registration, so a traced build takes the default path wherever `membarrier`
-//! exists ([`per_cpu_fast_path`](crate::percore::per_cpu_fast_path)), and the spin lock
+//! exists ([`per_cpu_fast_path`](crate::per_cpu_fast_path)), and the spin lock
 //! (the texts' per-core lock, 000 §4.1) elsewhere, as the default configuration does. A
 //! slot left in spin mode by a synchronize is entered through its spin lock in both
 //! builds.

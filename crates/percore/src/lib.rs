@@ -1,6 +1,15 @@
-//! Per-core state with an owner fast path: the mechanics OpLog's log caches are built on,
-//! public so that other scalable structures (the sloppy counters and Refcache of
-//! `oplog-refcount`) use the same instead of their own.
+//! Per-core state with an owner fast path, and the shared-memory primitives it is built
+//! from: the machinery under OpLog's log caches (`oplog`), the sloppy counters and Refcache
+//! (`oplog-refcount`) and the `metrics` recorder (`oplog-metrics`), in one crate so that each
+//! of them stands on the same slots, barrier and primitives, the way `crossbeam-epoch`
+//! stands on `crossbeam-utils`.
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`PerCore`] | `cores × slots_per_core` slots entered by their core's owner cheaply and taken by remote threads all at once |
+//! | [`Layout`], [`CoreMode`] | per CPU or per thread, and how many cores: the one layout every configuration builds on, validated once |
+//! | [`OwnerLock`], [`SpinLock`] | the slots' locks |
+//! | [`primitive`] | every shared-memory primitive (atomics, cells, mutexes, fences, the asymmetric barrier, "which CPU am I on"), swappable for loom (`--cfg loom`) or for the commutativity checker's tracer (the `trace` feature) |
 //!
 //! A [`PerCore<S>`] is `cores × slots_per_core` slots, each an `S` behind an [`OwnerLock`] on
 //! its own cache line (so a remote thread locking one slot never steals another's line).
@@ -30,11 +39,16 @@
 //! ([`barrier::heavy`]). Holding every slot at one instant is what makes a synchronize's
 //! gathered operations a consistent cut.
 
+#![warn(missing_docs)]
+
+mod layout;
 mod lock;
-#[cfg(any(oplog_rseq, oplog_trace))]
+pub mod primitive;
+#[cfg(any(percore_rseq, percore_trace))]
 mod rseq;
 mod threads;
 
+pub use layout::{CoreMode, DEFAULT_MAX_THREADS, Layout, LayoutError, MAX_CPUS, MAX_THREADS};
 pub use lock::{OwnerLock, SPIN_MODE_ENTRIES, SpinLock, Taken};
 
 use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
@@ -47,9 +61,9 @@ use std::sync::{Arc, OnceLock};
 /// Whether per-CPU cores can be entered with a restartable sequence on this machine (the
 /// fast path of [`PerCore::enter`]; see the module docs).
 pub fn per_cpu_fast_path() -> bool {
-    #[cfg(any(oplog_rseq, oplog_trace))]
+    #[cfg(any(percore_rseq, percore_trace))]
     return rseq::offset().is_some();
-    #[cfg(not(any(oplog_rseq, oplog_trace)))]
+    #[cfg(not(any(percore_rseq, percore_trace)))]
     return false;
 }
 
@@ -62,23 +76,14 @@ pub fn per_cpu_fast_path() -> bool {
 /// by holders of the slot: the sequence reads the first and writes the other two as a
 /// holder would.
 // Only the rseq path (or its traced stand-in) reads the offsets.
-#[cfg_attr(not(any(oplog_rseq, oplog_trace)), allow(dead_code))]
-pub(crate) unsafe trait Fold {
+#[cfg_attr(not(any(percore_rseq, percore_trace)), allow(dead_code))]
+pub unsafe trait Fold {
     /// The word that must equal the key.
     const KEY: usize;
     /// The count of updates, incremented.
     const COUNT: usize;
     /// The sum the delta is added to.
     const VALUE: usize;
-}
-
-/// Where a [`PerCore`]'s cores are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoreMode {
-    /// One core per CPU, entered by the CPU the thread runs on.
-    PerCpu,
-    /// One core per thread, entered by its owner thread.
-    PerThread,
 }
 
 /// One slot: its lock, a word its holder publishes for remote readers, and the state it
@@ -102,7 +107,7 @@ unsafe impl<S: Send> Sync for Slot<S> {}
 
 impl<S> Slot<S> {
     /// Byte offset of the state in the slot (the `rseq` module's folded updates).
-    #[cfg(any(oplog_rseq, oplog_trace))]
+    #[cfg(any(percore_rseq, percore_trace))]
     const STATE: usize = std::mem::offset_of!(Slot<S>, state) + UnsafeCell::<S>::VALUE_OFFSET;
 
     fn new(state: S) -> Self {
@@ -137,7 +142,7 @@ pub struct PerCore<S> {
     pool: Option<Arc<threads::Pool>>,
     /// The pool's id (0 without one), kept here for the hot path.
     pool_id: u64,
-    #[cfg(any(oplog_rseq, oplog_trace))]
+    #[cfg(any(percore_rseq, percore_trace))]
     rseq: Option<rseq::Table>,
     make: Make<S>,
 }
@@ -154,22 +159,26 @@ impl<S> fmt::Debug for PerCore<S> {
 }
 
 impl<S: Send> PerCore<S> {
-    /// `cores` per-CPU cores (CPU `c` uses core `c % cores`), or, per thread, `cores - 1`
-    /// thread indices plus the shared index 0; each with `slots_per_core` slots, whose
-    /// states `make(core, index)` builds when the core is allocated (per CPU: all now; per
-    /// thread: on the first use of an index). `rseq` allows the restartable-sequence fast
-    /// path for per-CPU cores where the platform has it.
+    /// The [`Layout::cores`] cores of `layout` (per CPU: CPU `c` uses core `c % cores`; per
+    /// thread: the thread indices plus the shared index 0), each with `slots_per_core`
+    /// slots, whose states `make(core, index)` builds when the core is allocated (per CPU:
+    /// all now; per thread: on the first use of an index). `rseq` allows the
+    /// restartable-sequence fast path for per-CPU cores where the platform has it.
     ///
     /// # Panics
-    /// If `cores` or `slots_per_core` is 0, or per thread `cores` is 1 (no index to claim).
+    /// If `layout` is out of range ([`Layout::validate`]'s error; configurations check it
+    /// first and return it), or `slots_per_core` is 0.
     pub fn new(
-        mode: CoreMode,
-        cores: usize,
+        layout: Layout,
         slots_per_core: usize,
         rseq: bool,
         make: impl Fn(usize, usize) -> S + Send + Sync + 'static,
     ) -> Self {
-        assert!(cores > 0 && slots_per_core > 0, "a PerCore needs at least one core and one slot per core");
+        if let Err(e) = layout.validate() {
+            panic!("a PerCore of an invalid layout: {e}");
+        }
+        assert!(slots_per_core > 0, "a PerCore needs at least one slot per core");
+        let (mode, cores) = (layout.mode(), layout.cores());
         let make: Make<S> = Box::new(make);
         let alloc = |core: usize| -> Slots<S> {
             (0..slots_per_core).map(|i| CachePadded::new(Slot::new(make(core, i)))).collect()
@@ -177,19 +186,18 @@ impl<S: Send> PerCore<S> {
         let (cpus, threads, pool): (Box<[_]>, Box<[_]>, _) = match mode {
             CoreMode::PerCpu => ((0..cores).map(alloc).collect(), Box::default(), None),
             CoreMode::PerThread => {
-                assert!(cores > 1, "a per-thread PerCore needs a core beside the shared one");
                 let threads: Box<[OnceLock<Slots<S>>]> = (0..cores).map(|_| OnceLock::new()).collect();
                 let _ = threads[0].set(alloc(0));
                 (Box::default(), threads, Some(threads::Pool::new(cores - 1)))
             }
         };
-        #[cfg(any(oplog_rseq, oplog_trace))]
+        #[cfg(any(percore_rseq, percore_trace))]
         let rseq = (mode == CoreMode::PerCpu && rseq)
             .then(|| rseq::Table::new(cpus.iter().map(|s| s.as_ptr().cast::<u8>()).collect()))
             .flatten();
-        #[cfg(any(oplog_rseq, oplog_trace))]
+        #[cfg(any(percore_rseq, percore_trace))]
         let owner_fast = rseq.is_some();
-        #[cfg(not(any(oplog_rseq, oplog_trace)))]
+        #[cfg(not(any(percore_rseq, percore_trace)))]
         let owner_fast = {
             let _ = rseq;
             false
@@ -204,7 +212,7 @@ impl<S: Send> PerCore<S> {
             threads_in_use: AtomicUsize::new(1, "PerCore.threads_in_use"),
             pool_id: pool.as_ref().map_or(0, |p| p.id()),
             pool,
-            #[cfg(any(oplog_rseq, oplog_trace))]
+            #[cfg(any(percore_rseq, percore_trace))]
             rseq,
             make,
         }
@@ -325,7 +333,7 @@ impl<S: Send> PerCore<S> {
 
     #[inline(always)]
     fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Taken) {
-        #[cfg(any(oplog_rseq, oplog_trace))]
+        #[cfg(any(percore_rseq, percore_trace))]
         if let Some(table) = &self.rseq {
             let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
             let mut backoff = crate::primitive::Backoff::default();
@@ -360,10 +368,10 @@ impl<S: Send> PerCore<S> {
     /// Whether [`PerCore::fold`] can apply updates here (per-CPU cores on the
     /// restartable-sequence path).
     #[inline(always)]
-    pub(crate) fn folds(&self) -> bool {
-        #[cfg(any(oplog_rseq, oplog_trace))]
+    pub fn folds(&self) -> bool {
+        #[cfg(any(percore_rseq, percore_trace))]
         return self.rseq.is_some();
-        #[cfg(not(any(oplog_rseq, oplog_trace)))]
+        #[cfg(not(any(percore_rseq, percore_trace)))]
         return false;
     }
 
@@ -376,11 +384,11 @@ impl<S: Send> PerCore<S> {
     /// other case (the caller then enters the slot, which checks `index`), and always
     /// without the rseq path.
     #[inline(always)]
-    pub(crate) fn fold(&self, index: usize, key: usize, delta: i64) -> Option<u32>
+    pub fn fold(&self, index: usize, key: usize, delta: i64) -> Option<u32>
     where
         S: Fold,
     {
-        #[cfg(any(oplog_rseq, oplog_trace))]
+        #[cfg(any(percore_rseq, percore_trace))]
         if let Some(table) = &self.rseq
             && index < self.slots_per_core
         {
@@ -527,14 +535,14 @@ impl<S: Send> PerCore<S> {
 /// that lead from a core index to its slots); nothing otherwise.
 #[inline(always)]
 fn trace_table<T>(entry: &T, label: &'static str) {
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     crate::primitive::trace::record(
         std::ptr::from_ref(entry).cast(),
         std::mem::size_of::<T>(),
         crate::primitive::trace::AccessKind::Load,
         label,
     );
-    #[cfg(not(oplog_trace))]
+    #[cfg(not(percore_trace))]
     let _ = (entry, label);
 }
 
@@ -555,7 +563,7 @@ const TARGETED_BARRIERS: usize = 2;
 /// Returns the CPU removed, if any.
 #[inline]
 fn skip_own_cpu(cpus: &mut SmallVec<[usize; INLINE_SLOTS]>) -> Option<usize> {
-    #[cfg(not(any(loom, oplog_trace)))]
+    #[cfg(not(any(loom, percore_trace)))]
     {
         // The requests (`remote_begin`'s stores) before the CPU number is read.
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -564,7 +572,7 @@ fn skip_own_cpu(cpus: &mut SmallVec<[usize; INLINE_SLOTS]>) -> Option<usize> {
         cpus.retain(|c| *c != me);
         (cpus.len() != before).then_some(me)
     }
-    #[cfg(any(loom, oplog_trace))]
+    #[cfg(any(loom, percore_trace))]
     {
         let _ = cpus;
         None
@@ -719,10 +727,15 @@ impl<S> Drop for Remote<'_, S> {
 mod tests {
     use super::*;
 
+    /// `cores` cores of `mode` (per thread: `cores - 1` thread indices and the shared one).
+    fn layout(mode: CoreMode, cores: usize) -> Layout {
+        Layout::per_cpu().cpus(cores).max_threads((cores - 1).max(1)).with_mode(mode)
+    }
+
     #[test]
     fn local_entries_and_remote_takeovers_exclude_each_other() {
         for mode in [CoreMode::PerCpu, CoreMode::PerThread] {
-            let pc = PerCore::new(mode, 4, 2, true, |_, _| 0u64);
+            let pc = PerCore::new(layout(mode, 4), 2, true, |_, _| 0u64);
             const N: u64 = if cfg!(miri) { 100 } else { 100_000 };
             std::thread::scope(|s| {
                 for _ in 0..2 {
@@ -777,7 +790,7 @@ mod tests {
         const ROUNDS: u64 = N / 50;
         let cpus = ordo::cpu::allowed();
         let cores = ordo::cpu::possible();
-        let pc = PerCore::new(CoreMode::PerCpu, cores, 2, true, |_, _| 0u64);
+        let pc = PerCore::new(layout(CoreMode::PerCpu, cores), 2, true, |_, _| 0u64);
         std::thread::scope(|s| {
             for t in 0..2 {
                 enter_pinned(s, &pc, cpus[t % cpus.len()], N);
@@ -816,7 +829,7 @@ mod tests {
         let cores = ordo::cpu::possible();
         let here = cpus[0];
         let there = cpus[cpus.len() - 1];
-        let pc = PerCore::new(CoreMode::PerCpu, cores, 2, true, |_, _| 0u64);
+        let pc = PerCore::new(layout(CoreMode::PerCpu, cores), 2, true, |_, _| 0u64);
         std::thread::scope(|s| {
             for cpu in [here, here, there] {
                 enter_pinned(s, &pc, cpu, N);
@@ -843,7 +856,7 @@ mod tests {
     /// pays the barrier, does leave it in spin mode.
     #[test]
     fn a_taker_leaves_its_own_slot_out_of_spin_mode() {
-        let pc = PerCore::new(CoreMode::PerThread, 4, 1, true, |_, _| 0u64);
+        let pc = PerCore::new(layout(CoreMode::PerThread, 4), 1, true, |_, _| 0u64);
         if !pc.owner_fast {
             eprintln!("skipped: no owner fast path here");
             return;
@@ -867,7 +880,7 @@ mod tests {
 
     #[test]
     fn states_are_built_per_slot_and_threads_share_index_zero_beyond_capacity() {
-        let pc = PerCore::new(CoreMode::PerThread, 2, 1, true, |core, _| core);
+        let pc = PerCore::new(layout(CoreMode::PerThread, 2), 1, true, |core, _| core);
         let seen = std::thread::scope(|s| {
             let a = s.spawn(|| {
                 let e = pc.enter(0);
@@ -886,7 +899,7 @@ mod tests {
     /// descriptor store and CPU-number load in the thread's own area, the slot table, the
     /// slot's flags and the commit; the release is the owner's store. A remote taker then
     /// uses the owner protocol (no spin lock of the entered slot is touched by the owner).
-    #[cfg(oplog_trace)]
+    #[cfg(percore_trace)]
     #[test]
     fn a_traced_per_cpu_entry_records_the_restartable_sequence() {
         use crate::primitive::set_current_cpu;
@@ -895,7 +908,7 @@ mod tests {
             eprintln!("skipped: no membarrier, so per-CPU slots take their spin lock");
             return;
         }
-        let pc = PerCore::new(CoreMode::PerCpu, 3, 2, true, |_, _| 0u64);
+        let pc = PerCore::new(layout(CoreMode::PerCpu, 3), 2, true, |_, _| 0u64);
         assert!(pc.owner_fast_path());
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -936,7 +949,12 @@ mod tests {
     #[test]
     #[should_panic(expected = "slot 3 of 2")]
     fn an_out_of_range_slot_is_rejected() {
-        let pc = PerCore::new(CoreMode::PerCpu, 1, 2, false, |_, _| ());
+        let pc = PerCore::new(layout(CoreMode::PerCpu, 1), 2, false, |_, _| ());
         let _ = pc.enter(3);
     }
 }
+
+/// The crate README's example, compiled and run as a doc test (`cargo test --doc`).
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
