@@ -10,8 +10,8 @@ use crate::log::LogKind;
 use crate::object::{ObjectSlab, Thresholds};
 use crate::readers::Readers;
 
+use crate::object::SlotData;
 use crate::percore::{CoreMode, Layout, LayoutError, PerCore};
-use crate::slot::SlotData;
 use ordo::Clock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -243,7 +243,7 @@ pub struct Domain<L: LogKind> {
     /// The adaptive policy's thresholds for this domain's slots.
     pub(crate) thresholds: Thresholds,
     pub(crate) clock: Arc<dyn Clock>,
-    /// The log caches: `cache_slots` slots per core (see `slot`).
+    /// The log caches: `cache_slots` slots per core (see `object::log_cache`).
     pub(crate) slots: PerCore<SlotData<L>>,
     pub(crate) backlogs: Backlogs<L>,
     /// Where concurrent reads announce themselves (see `readers`).

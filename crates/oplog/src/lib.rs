@@ -112,7 +112,8 @@
 //! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`CoreMode`] per CPU or per thread; [`Representation`] |
 //! | `readers` | the per-CPU reader table of concurrent reads |
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
-//! | `slot` | log slots and the per-core direct-mapped log cache (001 ch. 7) |
+//! | `object::log_cache` | the per-core direct-mapped log cache (001 ch. 7): what a slot holds, taking a slot on a miss, taking an object's slots for a synchronize |
+//! | `object::eviction` | how a log leaves the cache when another object takes its slot: to the backlog, or applied at once |
 //! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `backlog` | each object's backlog: logs that left the cache (evicted or handed off) and operations left by a panic |
@@ -229,7 +230,6 @@ mod object;
 mod readers;
 mod reentry;
 mod slab;
-mod slot;
 mod word;
 
 // The per-core machinery and the primitives, by the names the modules use.

@@ -28,20 +28,10 @@
 //!    ([`crate::migration`]) and to the slot's last stamp.
 //! 3. If another object (the victim) owns the slot, take the victim's log out of it and
 //!    take the slot, setting this core's bit in the object's mask (a load first: a bit
-//!    already set is not written again). The victim's log goes
-//!    to its backlog ([`crate::backlog`]): no lock, no barrier, no other core's slot; the
-//!    victim's next synchronize merges it. The victim's bit for this core is cleared (per-CPU
-//!    domains of at most 31 CPUs, where no two cores share a bit), so that its next
-//!    synchronize does not visit this slot. A log that may be applied alone
-//!    ([`LogKind::APPLY_ALONE`], the counter) is applied at once instead if a *try*-lock
-//!    of the victim succeeds (the reverse of the usual lock order, so never a wait), after
-//!    the slot is released; so is a log of any kind that is all the victim has logged (no
-//!    backlog, no other core's bit in its mask): applying it is a whole synchronize, and
-//!    spares the backlog (one thread evicting the logs of a user type's objects: 300–410
-//!    ns per update with each log parked, 85 ns applied). Either way the evictor that
-//!    holds the victim's lock weighs the eviction for the victim's policy. (000 §6
-//!    synchronizes the victim while holding the slot, which deadlocks against the
-//!    victim's own synchronize.)
+//!    already set is not written again; `log_cache`). The victim's log goes to its backlog
+//!    ([`crate::backlog`]), with no lock, no barrier and no other core's slot, or is applied
+//!    at once if a try-lock of the victim succeeds and the log may be applied alone or is
+//!    all the victim has logged, after the slot is released (`eviction`).
 //! 4. *Publish* the object in the slot (a word of the slot that remote readers may load
 //!    without its lock, [`crate::percore::PerCore::published`]), if the slot does not
 //!    already, then push the operation (the log kind may absorb it).
@@ -240,6 +230,11 @@
 //! 0.40–0.47x); at 10 % nothing changed, at 50 % and 16 threads it lost a tenth (2.6–2.7M
 //! to 2.2–2.4M), and two threads did not change, there or on the 2-core host.
 
+mod eviction;
+mod log_cache;
+
+pub(crate) use log_cache::SlotData;
+
 use crate::backlog::Parked;
 use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation};
@@ -252,11 +247,12 @@ use crate::primitive::{
 };
 use crate::reentry;
 use crate::slab::Slab;
-use crate::slot::{NO_OWNER, SlotData};
 use crate::word::{
     BACKLOG, BIAS, CORE_BIT_COUNT, CORE_BITS, DIRECT, LOCK, SCORE, SCORE_SHIFT, TAG, TAG_SHIFT, Word, core_bit,
     cores_of, quiescent_word,
 };
+use eviction::Eviction;
+use log_cache::{HeldSlots, NO_OWNER};
 use smallvec::SmallVec;
 use std::any::Any;
 use std::fmt;
@@ -681,13 +677,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.ptr.as_ptr().cast_const().cast()
     }
 
-    /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
-    /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
-    #[inline(always)]
-    fn slot_index(self, mask: usize) -> usize {
-        (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
-    }
-
     /// Applies `op` in place if the object is direct, or appends it to this thread's log
     /// (module docs, "Update").
     #[inline(always)]
@@ -874,32 +863,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
     }
 
-    /// For kinds whose logs may be applied alone, and if `allowed`: try-locks the object
-    /// (the reverse of the usual lock order, so never a wait) and takes the entered slot's
-    /// full log out, to be applied once the slot is released (module docs, "Update" step
-    /// 5). `None` leaves the log where it is.
-    fn take_own_full_log(
-        self,
-        guard: &mut Entered<'_, SlotData<L>>,
-        core: usize,
-        allowed: bool,
-    ) -> Option<Eviction<L>> {
-        if !L::APPLY_ALONE || !allowed || reentry::involved(self.id() as usize) || !self.try_lock_raw() {
-            return None;
-        }
-        // The instance is about to change: concurrent readers (which cannot have
-        // validated since this slot published the object) must leave first.
-        self.exclude_readers();
-        let mut batch = self.backlog_batch();
-        let before = L::batch_len(&batch);
-        L::gather(&mut batch, core, &mut guard.log);
-        let pushes = std::mem::take(&mut guard.pushes) as usize;
-        let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushes);
-        self.domain().stats.retire(core, pushes as u32);
-        guard.publish(0);
-        Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core, absorbed } })
-    }
-
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
     /// of the entered slot into the object's backlog, without a barrier and without
     /// touching another core's slot; returns the backlog's length.
@@ -935,114 +898,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 false
             }
         }
-    }
-
-    /// Makes this object the owner of the locked slot of `core` (see the module docs, steps
-    /// 3 and 5): returns the eviction to finish once the slot is released, if any.
-    ///
-    /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
-    /// returns `Err` with the backlog's length without touching the slot: the caller
-    /// releases the slot and applies the backlog ([`Obj::apply_backlog`]), then retries.
-    /// This bounds the backlog when evictions cannot apply it at once.
-    #[cold]
-    #[inline(never)]
-    fn install(
-        &self,
-        slot: &mut Entered<'_, SlotData<L>>,
-        core: usize,
-        check_backlog: bool,
-    ) -> Result<Option<Eviction<L>>, usize> {
-        let d = self.domain();
-        let waiting =
-            if check_backlog { d.backlogs.evicted_count(self.id(), self.get().word.logs(Ordering::SeqCst)) } else { 0 };
-        if waiting >= d.backlog_limit {
-            return Err(waiting);
-        }
-        let victim = slot.owner;
-        let mut eviction = None;
-        if victim != NO_OWNER && !L::is_empty(&slot.log) {
-            let mut log = std::mem::take(&mut slot.log);
-            // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
-            // we hold this slot, which it still owns (module docs, "Where an object lives").
-            let v = unsafe { Obj::<L>::from_owner(victim) };
-            // Once its log is out of this slot, the victim has no log on this core (an object
-            // has one slot index): its bit goes, where no other core shares it (per-CPU
-            // domains of at most 31 CPUs), so that its next synchronize, or its switch to
-            // direct, does not visit this slot (a barrier on the owner path). Only a holder
-            // of this slot sets the bit, and a gather holding every slot of the mask clears
-            // it, so it is cleared here while the slot is held, and only once nobody can
-            // miss the log for it: once the log is in the victim's backlog, or its readers
-            // are excluded (a concurrent reader that no longer sees the bit skips this slot,
-            // which still publishes the victim, and checks the backlog instead).
-            let clear =
-                if d.mode == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
-            // If the victim's lock is free (a try-lock: the reverse of the usual lock order,
-            // so never a wait), a log that may be applied alone is applied at once, and so is
-            // any other log that is all the victim has logged: no backlog, and no other
-            // core's bit in its mask (bits unique per core). Applying it is then a whole
-            // synchronize: an update of another core whose bit is not set yet has not
-            // completed, and comes after, as in a gather that does not see it. Every other
-            // log goes to the victim's backlog, with no barrier and no other core's slot.
-            let mut cleared = false;
-            let locked = |cleared: &mut bool| {
-                !reentry::involved(v.id() as usize) && v.try_lock_evicting(clear).map(|c| *cleared = c).is_some()
-            };
-            let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
-            let park = |log| {
-                d.backlogs.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
-                d.stats.count(core, Event::EvictionToBacklog);
-            };
-            if locked(&mut cleared) {
-                let batch = if L::APPLY_ALONE || v.logged_on_core_only(core) {
-                    // The victim stops looking quiescent to concurrent readers when this slot
-                    // publishes its new owner: they must wait for the apply.
-                    // (Biased, the bit waits until they are gone: one that passed the bias
-                    // check may not have loaded the mask yet.)
-                    v.exclude_readers();
-                    let mut batch = v.backlog_batch();
-                    L::gather(&mut batch, core, &mut log);
-                    d.stats.count(core, Event::EvictionApplied);
-                    batch
-                } else {
-                    // Whoever synchronizes the victim next takes it from the backlog.
-                    park(log);
-                    L::Batch::default()
-                };
-                // Either way, the eviction is evidence for the victim's policy, weighed once
-                // the slot is released: a log that held little says the victim keeps losing
-                // its slot (the backlog is applied then only if the victim switches).
-                eviction = Some(Eviction { victim: v.ptr, batch, why: Why::Evicted { thrashing } });
-            } else {
-                park(log);
-            }
-            if clear != 0 && !cleared {
-                v.get().word.clear_logs(clear);
-            }
-        }
-        d.stats.count(core, Event::Install);
-        d.stats.retire(core, std::mem::take(&mut slot.pushes));
-        slot.owner = self.as_owner();
-        // Set under the slot lock, before the first push: a synchronize that does not see
-        // the bit cannot have missed a completed update (module docs, synchronize step 2).
-        // Already set (this core held the object before, or shares the bit), it stays set
-        // until this slot is released: only a gather holding every slot of the mask clears
-        // bits, and this one is held. So a load that sees it spares the read-modify-write,
-        // a write of a line the object's other updaters share.
-        let word = &self.get().word;
-        if word.logs(Ordering::SeqCst) & core_bit(core) == 0 {
-            word.set_logs(core_bit(core));
-        }
-        Ok(eviction)
-    }
-
-    /// Whether `core`'s log is all this object has logged: no backlog, and no other core's
-    /// bit in its mask, where each core has a bit of its own (at most
-    /// [`CORE_BIT_COUNT`] cores). The object lock is held, so logs of updates that
-    /// completed before show in the mask.
-    fn logged_on_core_only(self, core: usize) -> bool {
-        self.domain().slots.cores() <= CORE_BIT_COUNT
-            && self.get().word.logs(Ordering::SeqCst) & BACKLOG == 0
-            && !self.others_log(core, Ordering::SeqCst)
     }
 
     /// Whether the mask shows a core other than `core` logging this object (a core sharing
@@ -1820,50 +1675,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 }
 
-/// A log taken out of a slot that may be applied alone ([`LogKind::APPLY_ALONE`]): evicted
-/// from the slot, or its owner's own full log. Its object (the victim) was locked with a
-/// try-lock while the slot was held; it is applied after the slot is released.
-struct Eviction<L: LogKind> {
-    victim: NonNull<Shared<L>>,
-    batch: L::Batch,
-    /// Why the log left its slot, for the victim's adaptive policy.
-    why: Why,
-}
-
-/// Why an [`Eviction`]'s log left its slot.
-#[derive(Clone, Copy, Debug)]
-enum Why {
-    /// Another object took the slot; `thrashing` if the log held fewer than
-    /// [`THRASH_PUSHES`] operations.
-    Evicted { thrashing: bool },
-    /// The log filled up on `core`, and its owner applies it; `absorbed` if local
-    /// absorption kept it much shorter than the pushes that made it ([`absorbed`]).
-    OwnFullLog { core: usize, absorbed: bool },
-}
-
-impl<L: LogKind> Eviction<L> {
-    /// Applies the evicted log to the victim and unlocks it.
-    fn finish(self) {
-        // The evictor holds the victim's lock (taken while it held one of the victim's
-        // slots), and dropping an object takes its lock first, so the victim is alive until
-        // the guard below unlocks it.
-        let victim = Obj::<L> { ptr: self.victim, _life: PhantomData };
-        let mut lock = ObjectLock::held(victim);
-        victim.apply_locked(self.batch);
-        match self.why {
-            Why::Evicted { thrashing } => victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT),
-            Why::OwnFullLog { core, absorbed } if victim.domain().representation == Representation::Adaptive => {
-                // From one core only if no other core's slot publishes the object (the mask
-                // keeps the bits of cores that logged long ago) and it has no backlog.
-                let word = victim.get().word.logs(Ordering::Relaxed);
-                let alone = word & BACKLOG == 0 && victim.no_slot_publishes(word & CORE_BITS & !core_bit(core));
-                victim.observe_flush(&mut lock, alone && !absorbed);
-            }
-            Why::OwnFullLog { .. } => {}
-        }
-    }
-}
-
 /// What a synchronize gathered (for the adaptive policy).
 #[derive(Clone, Copy, Debug, Default)]
 struct Gathered {
@@ -2245,50 +2056,6 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Synced").field(&**self).finish()
-    }
-}
-
-/// The slots of one object that hold its logs (or, for drop, every slot of its mask),
-/// locked at one instant, and its direct log ([`DirectLog`]), taken at that instant.
-struct HeldSlots<'a, L: LogKind> {
-    /// Mask bits read when the slots were chosen.
-    bits: u64,
-    /// `None` when no slot had to be taken (nothing logged: no barrier, no remote line).
-    slots: Option<Remote<'a, SlotData<L>>>,
-    /// What the direct log held (empty for kinds without one).
-    direct: L::Log,
-}
-
-impl<'a, L: LogKind> HeldSlots<'a, L> {
-    /// Locks the slots of the cores in the object's mask that publish the object (every
-    /// core of the mask with `all`), takes the direct log, then checks that no other core
-    /// of the mask started publishing it meanwhile; if one did, gives the direct log back,
-    /// releases everything and starts over (ascending lock order cannot be kept by adding
-    /// it). The direct log is taken between the two: an update logged in a slot that
-    /// completed before a direct update this takes has its core in the mask by then, and a
-    /// direct update that completed before an update in a held slot started is in it.
-    fn lock(obj: Obj<'a, L>, all: bool) -> Self {
-        let d = obj.domain();
-        let index = obj.slot_index(d.slot_mask);
-        let id = obj.id() as usize;
-        let logs_here = |c: usize| all || d.slots.published(c, index) == id;
-        loop {
-            // The cores in use after the mask: a core that set its bit was allocated before.
-            let bits = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
-            let n = d.slots.cores_in_use();
-            let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
-            let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
-            let direct = obj.direct().take();
-            let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
-            // A core allocated meanwhile may share a bit with one already visited.
-            let stable = d.slots.cores_in_use() == n
-                && if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
-            if stable {
-                return HeldSlots { bits, slots, direct };
-            }
-            obj.direct().put_back(direct);
-            drop(slots);
-        }
     }
 }
 

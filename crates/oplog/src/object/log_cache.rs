@@ -1,0 +1,157 @@
+//! The log cache (001 ch. 7, 000 §6): where an object's per-core logs live.
+//!
+//! Each core (a CPU, or a thread in per-thread domains) has a direct-mapped table of
+//! `cache_slots` slots shared by every object of one domain: the domain's
+//! [`PerCore`](crate::percore::PerCore) of [`SlotData`]. An object maps to one slot index
+//! ([`Obj::slot_index`]: consecutive slab entries take consecutive slots, no hashing); only
+//! the object currently *owning* that slot on a core has a log on that core. A rarely
+//! updated object therefore costs nothing beyond its own instance, while hot objects keep
+//! their logs (000 §4.2 "Allocating logs"). 128 bytes per slot, 32 KiB per core at the
+//! default 256 slots ([`crate::DEFAULT_CACHE_SLOTS`]).
+//!
+//! An update whose object does not own its slot on the calling core (a *miss*) takes the
+//! slot ([`Obj::install`]): it evicts the owner's log first ([`super::eviction`]), names
+//! itself the owner and sets its core's bit in its word's mask, so that its next
+//! synchronize visits the slot. A synchronize takes every slot of the mask that publishes
+//! the object at one instant ([`HeldSlots`]). What the caches did (hits, misses, evictions,
+//! hand-offs) is counted per core ([`crate::cache_stats`]).
+//!
+//! The trade, measured (crate docs, "Many hot objects"): pinned to the logged
+//! representation, one thread updating N counters uniformly hits in about
+//! `cache_slots / N` of its updates; in the default adaptive representation an object whose
+//! logs keep being evicted goes direct, so misses stop.
+
+use super::eviction::{Eviction, evict_owner};
+use super::*;
+use crate::log::{CounterLog, LogKind};
+use crate::percore::Fold;
+
+/// The owner field of a slot nobody owns.
+pub(crate) const NO_OWNER: *const () = std::ptr::null();
+
+/// One slot of a core's log cache.
+pub(crate) struct SlotData<L: LogKind> {
+    /// The object whose log this is (the address of its shared part, with its provenance,
+    /// so an evictor can reach it), or [`NO_OWNER`].
+    pub(crate) owner: *const (),
+    /// Largest stamp pushed to this slot by any owner; new stamps are raised to it so
+    /// that one slot's stamps never decrease (a thread may read its clock on one CPU and
+    /// push on another).
+    pub(crate) last_stamp: u64,
+    /// Updates pushed by the owner since its log here was last gathered (the adaptive
+    /// policy's measure of how much a synchronize merges; `object`, "Representations").
+    pub(crate) pushes: u32,
+    /// The owner's log on this core.
+    pub(crate) log: L::Log,
+}
+
+// SAFETY: `owner` is an identity that only an evictor dereferences, under the slot's lock and
+// the protocol of `object` (the owner is alive while a slot names it); the log is Send.
+unsafe impl<L: LogKind> Send for SlotData<L> {}
+
+impl<L: LogKind> Default for SlotData<L> {
+    fn default() -> Self {
+        Self { owner: NO_OWNER, last_stamp: 0, pushes: 0, log: L::Log::default() }
+    }
+}
+
+// SAFETY: `owner` is a pointer, `pushes` a `u32` and a counter's log an `i64` (wrapping adds,
+// as `CounterLog::push`), plain fields only holders of the slot access. The sequence's
+// update is the fast path's (`object`, "Update, logged"): the owner and the published word
+// both name the object, one more push, the delta folded into the log.
+unsafe impl Fold for SlotData<CounterLog> {
+    const KEY: usize = std::mem::offset_of!(Self, owner);
+    const COUNT: usize = std::mem::offset_of!(Self, pushes);
+    const VALUE: usize = std::mem::offset_of!(Self, log);
+}
+
+impl<'a, L: LogKind> Obj<'a, L> {
+    /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
+    /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
+    #[inline(always)]
+    pub(super) fn slot_index(self, mask: usize) -> usize {
+        (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
+    }
+
+    /// Makes this object the owner of the locked slot of `core` (see the module docs, steps
+    /// 3 and 5): returns the eviction to finish once the slot is released, if any.
+    ///
+    /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
+    /// returns `Err` with the backlog's length without touching the slot: the caller
+    /// releases the slot and applies the backlog ([`Obj::apply_backlog`]), then retries.
+    /// This bounds the backlog when evictions cannot apply it at once.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn install(
+        &self,
+        slot: &mut Entered<'_, SlotData<L>>,
+        core: usize,
+        check_backlog: bool,
+    ) -> Result<Option<Eviction<L>>, usize> {
+        let d = self.domain();
+        let waiting =
+            if check_backlog { d.backlogs.evicted_count(self.id(), self.get().word.logs(Ordering::SeqCst)) } else { 0 };
+        if waiting >= d.backlog_limit {
+            return Err(waiting);
+        }
+        let eviction = evict_owner(d, slot, core);
+        d.stats.count(core, Event::Install);
+        d.stats.retire(core, std::mem::take(&mut slot.pushes));
+        slot.owner = self.as_owner();
+        // Set under the slot lock, before the first push: a synchronize that does not see
+        // the bit cannot have missed a completed update (module docs, synchronize step 2).
+        // Already set (this core held the object before, or shares the bit), it stays set
+        // until this slot is released: only a gather holding every slot of the mask clears
+        // bits, and this one is held. So a load that sees it spares the read-modify-write,
+        // a write of a line the object's other updaters share.
+        let word = &self.get().word;
+        if word.logs(Ordering::SeqCst) & core_bit(core) == 0 {
+            word.set_logs(core_bit(core));
+        }
+        Ok(eviction)
+    }
+}
+
+/// The slots of one object that hold its logs (or, for drop, every slot of its mask),
+/// locked at one instant, and its direct log ([`DirectLog`]), taken at that instant.
+pub(super) struct HeldSlots<'a, L: LogKind> {
+    /// Mask bits read when the slots were chosen.
+    pub(super) bits: u64,
+    /// `None` when no slot had to be taken (nothing logged: no barrier, no remote line).
+    pub(super) slots: Option<Remote<'a, SlotData<L>>>,
+    /// What the direct log held (empty for kinds without one).
+    pub(super) direct: L::Log,
+}
+
+impl<'a, L: LogKind> HeldSlots<'a, L> {
+    /// Locks the slots of the cores in the object's mask that publish the object (every
+    /// core of the mask with `all`), takes the direct log, then checks that no other core
+    /// of the mask started publishing it meanwhile; if one did, gives the direct log back,
+    /// releases everything and starts over (ascending lock order cannot be kept by adding
+    /// it). The direct log is taken between the two: an update logged in a slot that
+    /// completed before a direct update this takes has its core in the mask by then, and a
+    /// direct update that completed before an update in a held slot started is in it.
+    pub(super) fn lock(obj: Obj<'a, L>, all: bool) -> Self {
+        let d = obj.domain();
+        let index = obj.slot_index(d.slot_mask);
+        let id = obj.id() as usize;
+        let logs_here = |c: usize| all || d.slots.published(c, index) == id;
+        loop {
+            // The cores in use after the mask: a core that set its bit was allocated before.
+            let bits = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
+            let n = d.slots.cores_in_use();
+            let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
+            let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
+            let direct = obj.direct().take();
+            let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
+            // A core allocated meanwhile may share a bit with one already visited.
+            let stable = d.slots.cores_in_use() == n
+                && if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
+            if stable {
+                return HeldSlots { bits, slots, direct };
+            }
+            obj.direct().put_back(direct);
+            drop(slots);
+        }
+    }
+}
