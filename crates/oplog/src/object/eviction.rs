@@ -142,7 +142,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
 /// from the slot, or its owner's own full log. Its object (the victim) was locked with a
 /// try-lock while the slot was held; it is applied after the slot is released.
 pub(super) struct Eviction<L: LogKind> {
-    victim: NonNull<Shared<L>>,
+    victim: NonNull<Object<L>>,
     batch: L::Batch,
     /// Why the log left its slot, for the victim's adaptive policy.
     why: Why,

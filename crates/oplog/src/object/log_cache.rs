@@ -70,7 +70,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
     #[inline(always)]
     pub(super) fn slot_index(self, mask: usize) -> usize {
-        (self.id() as usize / std::mem::size_of::<Shared<L>>()) & mask
+        (self.id() as usize / std::mem::size_of::<Object<L>>()) & mask
     }
 
     /// Makes this object the owner of the locked slot of `core` (see the module docs, steps

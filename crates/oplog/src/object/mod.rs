@@ -56,7 +56,7 @@
 //!
 //! # Where an object lives
 //!
-//! An [`OpLog`] is a handle to a shared part that never moves, an entry of its domain's
+//! An [`OpLog`] is a handle to its `Object`, which never moves: an entry of its domain's
 //! slab ([`crate::slab`]): slots name their owner by a pointer to that entry, which an
 //! evictor can follow, and the entry finds its domain from its chunk's header. The owner is
 //! alive while a slot names it: dropping an object takes its lock and then its slots, and an
@@ -356,12 +356,13 @@ const BRIEF_WAIT_STEPS: u32 = if cfg!(loom) { 1 } else { 6 };
 ///
 /// The handle is one pointer; the object itself lives in its domain's slab.
 pub struct OpLog<L: LogKind> {
-    shared: NonNull<Shared<L>>,
+    object: NonNull<Object<L>>,
 }
 
-/// The part of an object that never moves (an entry of its domain's slab). Its domain is
-/// the slab's owner ([`Obj::domain`]); each object holds one strong count of it.
-pub(crate) struct Shared<L: LogKind> {
+/// An object itself, which never moves (an entry of its domain's slab; [`OpLog`] is its
+/// handle, [`Obj`] a reference to it). Its domain is the slab's owner ([`Obj::domain`]);
+/// each object holds one strong count of it.
+pub(crate) struct Object<L: LogKind> {
     /// [`LOCK`], [`DIRECT`], [`BIAS`], the policy's score, the core mask and [`BACKLOG`]
     /// (module docs, "The object's word").
     word: Word,
@@ -370,13 +371,13 @@ pub(crate) struct Shared<L: LogKind> {
 
 /// The slab of a domain's objects: each entry's companion is its direct log ([`DirectLog`];
 /// zero-sized for kinds without one), kept apart from the entry (`crate::slab`).
-pub(crate) type ObjectSlab<L> = Slab<Shared<L>, <L as LogKind>::Direct>;
+pub(crate) type ObjectSlab<L> = Slab<Object<L>, <L as LogKind>::Direct>;
 
-/// A reference to an object's shared part that keeps the provenance of its whole slab
+/// A reference to an [`Object`] that keeps the provenance of its whole slab
 /// chunk, so the chunk's header (the domain) can be read from it; `Copy`, like `&`.
 pub(crate) struct Obj<'a, L: LogKind> {
-    ptr: NonNull<Shared<L>>,
-    _life: PhantomData<&'a Shared<L>>,
+    ptr: NonNull<Object<L>>,
+    _life: PhantomData<&'a Object<L>>,
 }
 
 impl<L: LogKind> Clone for Obj<'_, L> {
@@ -423,14 +424,14 @@ impl<L: LogKind> OpLog<L> {
                 "a lock-free direct log needs APPLY_ALONE"
             )
         };
-        let shared =
-            domain.slab.alloc(Shared { word: Word::new(word), state: UnsafeCell::new(state, "OpLog.state") }, owner);
-        OpLog { shared }
+        let object =
+            domain.slab.alloc(Object { word: Word::new(word), state: UnsafeCell::new(state, "OpLog.state") }, owner);
+        OpLog { object }
     }
 
     #[inline(always)]
     fn obj(&self) -> Obj<'_, L> {
-        Obj { ptr: self.shared, _life: PhantomData }
+        Obj { ptr: self.object, _life: PhantomData }
     }
 
     /// The domain this object belongs to.
@@ -553,11 +554,11 @@ impl<L: LogKind> OpLog<L> {
         let domain = unsafe { Arc::from_raw(obj.domain_ptr()) };
         debug_assert!(obj.direct().is_empty(), "the retired object's direct log was gathered");
         // SAFETY: the object is retired (no slot names it, so no evictor can reach it) and
-        // this handle is its only owner, which the caller gives up: read the shared part out
+        // this handle is its only owner, which the caller gives up: read the object out
         // once and give the entry back to the slab it came from.
-        let Shared { word: _, state } = unsafe { self.shared.as_ptr().read() };
+        let Object { word: _, state } = unsafe { self.object.as_ptr().read() };
         // SAFETY: as above; the value was just moved out.
-        unsafe { domain.slab.free(self.shared) };
+        unsafe { domain.slab.free(self.object) };
         (state.into_inner(), panic)
     }
 }
@@ -619,10 +620,10 @@ impl<L: LogKind> Drop for OpLog<L> {
 }
 
 impl<'a, L: LogKind> Obj<'a, L> {
-    /// The shared part.
+    /// The object.
     #[inline(always)]
-    fn get(self) -> &'a Shared<L> {
-        // SAFETY: the entry holds the object's shared part from `with_domain` until its
+    fn get(self) -> &'a Object<L> {
+        // SAFETY: the entry holds the object from `with_domain` until its
         // handle is dropped or consumed, which the lifetime `'a` (a borrow of the handle, or
         // the victim's lock held by an evictor) outlasts; it is only accessed through shared
         // references.
@@ -641,7 +642,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// whole `Arc` allocation, so `Arc::from_raw` may use it).
     #[inline(always)]
     fn domain_ptr(self) -> *const Domain<L> {
-        // SAFETY: every `Shared<L>` is an entry of its domain's slab, allocated with the
+        // SAFETY: every `Object<L>` is an entry of its domain's slab, allocated with the
         // domain's `Arc::into_raw` pointer as owner (`OpLog::with_domain`), and `ptr` has the
         // provenance of the whole chunk (it came from the slab).
         unsafe { ObjectSlab::<L>::owner_of(self.ptr.as_ptr()).cast::<Domain<L>>() }
@@ -650,7 +651,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// The object's direct log: its slab entry's companion.
     #[inline(always)]
     fn direct(self) -> &'a L::Direct {
-        // SAFETY: every `Shared<L>` is an entry of an `ObjectSlab<L>` (as in `domain_ptr`),
+        // SAFETY: every `Object<L>` is an entry of an `ObjectSlab<L>` (as in `domain_ptr`),
         // whose companion lives as long as the entry, which `'a` outlasts (as in `get`); it
         // is only accessed through shared references.
         unsafe { &*ObjectSlab::<L>::companion(self.ptr.as_ptr()) }
@@ -1352,7 +1353,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn enter_reader(self, seen: u64) -> Result<Reader<'a, L>, u64> {
         let word = &self.get().word;
         let id = self.id() as usize;
-        let cell = self.domain().readers.cell(id / std::mem::size_of::<Shared<L>>());
+        let cell = self.domain().readers.cell(id / std::mem::size_of::<Object<L>>());
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
             return Err(seen);
         }
@@ -1394,7 +1395,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn wait_for_readers(self) {
         let id = self.id() as usize;
         let readers = &self.domain().readers;
-        let key = id / std::mem::size_of::<Shared<L>>();
+        let key = id / std::mem::size_of::<Object<L>>();
         for cpu in 0..readers.cpus() {
             let cell = readers.cell_of(cpu, key);
             if cell.load(Ordering::SeqCst) != id {
