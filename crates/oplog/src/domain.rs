@@ -11,7 +11,7 @@ use crate::object::{ObjectSlab, Thresholds};
 use crate::readers::Readers;
 
 use crate::object::SlotData;
-use crate::percore::{CoreMode, Layout, LayoutError, PerCore};
+use crate::percore::{CoreMode, Layout, LayoutError, MAX_CPUS, MAX_THREADS, PerCore};
 use ordo::Clock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -200,8 +200,8 @@ impl fmt::Display for ConfigError {
                 write!(f, "cache_slots = {n}: a log cache needs a power of two from 1 to {MAX_CACHE_SLOTS} slots")
             }
             ConfigError::MaxLogLen(n) => write!(f, "max_log_len = {n}: a log must be allowed at least 1 entry"),
-            ConfigError::MaxThreads(n) => write!(f, "{}", LayoutError::MaxThreads(*n)),
-            ConfigError::Cpus(n) => write!(f, "{}", LayoutError::Cpus(*n)),
+            ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {MAX_THREADS} threads"),
+            ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CPUS} per-CPU caches"),
             ConfigError::CacheTooLarge { cores, cache_slots, bytes } => write!(
                 f,
                 "{cores} log caches x cache_slots = {cache_slots}: they would hold {bytes} bytes, more than \

@@ -110,6 +110,7 @@
 //! | [`log`] | log kinds: the [`LogKind`] trait, [`Ordered`], [`Unordered`], [`CounterLog`], the [`Update`] trait with local and global absorption hooks |
 //! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
 //! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`CoreMode`] per CPU or per thread; [`Representation`] |
+//! | `word` | the object's 64-bit word: the lock, the representation, the read bias, the policy's score, the backlog bit and the core mask |
 //! | `readers` | the per-CPU reader table of concurrent reads |
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `object::log_cache` | the per-core direct-mapped log cache (001 ch. 7): what a slot holds, taking a slot on a miss, taking an object's slots for a synchronize |

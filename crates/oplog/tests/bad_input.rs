@@ -80,7 +80,7 @@ fn cpus_must_be_in_range() {
     for n in [0, 65_537, usize::MAX] {
         let err = error(Config::per_cpu().cpus(n));
         assert_eq!(err, ConfigError::Cpus(n));
-        assert_eq!(err.to_string(), format!("cpus = {n}: expected 1 to 65536 per-CPU cores"));
+        assert_eq!(err.to_string(), format!("cpus = {n}: expected 1 to 65536 per-CPU caches"));
     }
     accepts(Config::per_cpu().cpus(1));
     let many = if cfg!(miri) { 64 } else { 65_536 };

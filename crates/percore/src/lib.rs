@@ -4,11 +4,13 @@
 //! of them stands on the same slots, barrier and primitives, the way `crossbeam-epoch`
 //! stands on `crossbeam-utils`.
 //!
-//! | item | what it is |
+//! | item (module) | what it is |
 //! |---|---|
-//! | [`PerCore`] | `cores × slots_per_core` slots entered by their core's owner cheaply and taken by remote threads all at once |
-//! | [`Layout`], [`CoreMode`] | per CPU or per thread, and how many cores: the one layout every configuration builds on, validated once |
-//! | [`OwnerLock`], [`SpinLock`] | the slots' locks |
+//! | [`PerCore`] (the crate root) | `cores × slots_per_core` slots entered by their core's owner cheaply and taken by remote threads all at once |
+//! | [`Layout`], [`CoreMode`] (`layout`) | per CPU or per thread, and how many cores: the one layout every configuration builds on, validated once |
+//! | [`OwnerLock`], [`SpinLock`] (`lock`) | the slots' locks |
+//! | `rseq` | entering a per-CPU slot with a restartable sequence (x86-64 Linux), and its traced stand-in |
+//! | `threads` | per-thread index claims, handed to the next thread at exit |
 //! | [`primitive`] | every shared-memory primitive (atomics, cells, mutexes, fences, the asymmetric barrier, "which CPU am I on"), swappable for loom (`--cfg loom`) or for the commutativity checker's tracer (the `trace` feature) |
 //!
 //! A [`PerCore<S>`] is `cores × slots_per_core` slots, each an `S` behind an [`OwnerLock`] on

@@ -1,6 +1,6 @@
 //! Settings shared by the crate's domains, and the error a bad setting gets.
 
-use oplog_percore::LayoutError;
+use oplog_percore::{LayoutError, MAX_CPUS, MAX_THREADS};
 use std::fmt;
 use std::time::Duration;
 
@@ -25,8 +25,8 @@ pub enum ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::Cpus(n) => write!(f, "{}", LayoutError::Cpus(*n)),
-            ConfigError::MaxThreads(n) => write!(f, "{}", LayoutError::MaxThreads(*n)),
+            ConfigError::Cpus(n) => write!(f, "cpus = {n}: expected 1 to {MAX_CPUS} per-CPU states"),
+            ConfigError::MaxThreads(n) => write!(f, "max_threads = {n}: expected 1 to {MAX_THREADS} threads"),
             ConfigError::CacheEntries(n) => {
                 write!(
                     f,

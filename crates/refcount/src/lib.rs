@@ -62,6 +62,7 @@
 //! | [`Rc`], [`Weak`] (`handle`) | the `Arc`/`Weak`-shaped handles |
 //! | [`Domain`] (`domain`) | a family of objects: configuration, background review, shutdown |
 //! | `cores` | per-core state (per CPU or per thread) on `oplog_percore` |
+//! | [`ConfigError`], [`CoreMode`] (`config`) | what the domains' configurations share: the per-core layout's setters, the limits, the error a bad setting gets |
 //! | [`testing`] | step-by-step control: operations on a chosen core, flush, review (for tests and models) |
 //!
 //! All shared-memory state goes through [`oplog_percore::primitive`], so `--cfg loom` and the tracer
