@@ -59,6 +59,7 @@ use oplog_lincheck::testkit::loom_model;
 use oplog_percore::primitive::set_current_cpu;
 use ordo::Clock;
 use std::collections::BTreeSet;
+use std::fmt::{Debug, Display};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -77,6 +78,34 @@ fn update_on_cpu_1(
         after();
     });
     (writer, done)
+}
+
+/// The main thread's side of a race with the writer `update_on_cpu_1` returned: one `read`,
+/// which sees `after` if the writer's `update` completed before it began, else `before` or
+/// `after`; then, the writer joined, `read` sees `after`.
+fn read_racing_the_writer<T: Copy + PartialEq + Debug + Display>(
+    (writer, done): (thread::JoinHandle<()>, Arc<AtomicBool>),
+    read: impl Fn() -> T,
+    (before, after): (T, T),
+    update: &str,
+) {
+    let completed = done.load(Ordering::Acquire);
+    let seen = read();
+    let want: &[T] = if completed { &[after] } else { &[before, after] };
+    assert!(want.contains(&seen), "read {seen} ({update} completed: {completed})");
+    writer.join().unwrap();
+    assert_eq!(read(), after);
+}
+
+/// Runs `update` to the end on CPU 1 while this thread holds the object lock (`_held`, a
+/// synchronize's guard): finding the lock taken, the update logs itself in CPU 1's slot.
+fn log_on_cpu_1<G>(_held: G, update: impl FnOnce() + Send + 'static) {
+    thread::spawn(move || {
+        set_current_cpu(1);
+        update();
+    })
+    .join()
+    .unwrap();
 }
 
 /// A per-CPU counter domain with `cpus` CPUs and one slot per cache.
@@ -370,7 +399,7 @@ fn a_read_waiting_for_the_lock_takes_the_concurrent_path() {
         // The update leaves the word tagged: the next read clears the tag, the one after
         // it sets the bias as it unlocks.
         c.inc();
-        let (writer, done) = {
+        let writer = {
             let c = c.clone();
             update_on_cpu_1(
                 move || {
@@ -381,11 +410,7 @@ fn a_read_waiting_for_the_lock_takes_the_concurrent_path() {
                 || {},
             )
         };
-        let completed = done.load(Ordering::Acquire);
-        let seen = c.read();
-        assert!(seen == 2 || (seen == 1 && !completed), "read {seen} (increment completed: {completed})");
-        writer.join().unwrap();
-        assert_eq!(c.read(), 2);
+        read_racing_the_writer(writer, || c.read(), (1, 2), "increment");
     });
 }
 
@@ -399,17 +424,12 @@ fn direct_updates_race_each_other_and_a_read() {
     loom_model("direct_updates_race_each_other_and_a_read", 3, || {
         let d = pinned_counter_domain(Representation::Direct);
         let c = Arc::new(Counter::with_domain(&d, 0));
-        let (writer, done) = {
+        let writer = {
             let c = c.clone();
             update_on_cpu_1(move || c.inc(), || {})
         };
         c.add(2);
-        let completed = done.load(Ordering::Acquire);
-        let seen = c.read();
-        let want: &[i64] = if completed { &[3] } else { &[2, 3] };
-        assert!(want.contains(&seen), "read {seen} (increment completed: {completed})");
-        writer.join().unwrap();
-        assert_eq!(c.read(), 3);
+        read_racing_the_writer(writer, || c.read(), (2, 3), "increment");
     });
 }
 
@@ -422,27 +442,14 @@ fn a_direct_update_leaves_logs_to_the_read() {
     loom_model("a_direct_update_leaves_logs_to_the_read", 3, || {
         let d = pinned_counter_domain(Representation::Direct);
         let c = Arc::new(Counter::with_domain(&d, 0));
-        {
-            // The object lock is taken: an update from CPU 1 logs itself.
-            let _held = c.as_oplog().synchronize();
-            let c = c.clone();
-            thread::spawn(move || {
-                set_current_cpu(1);
-                c.inc();
-            })
-            .join()
-            .unwrap();
-        }
-        let (writer, done) = {
+        // The object lock is taken: an update from CPU 1 logs itself.
+        let logged = c.clone();
+        log_on_cpu_1(c.as_oplog().synchronize(), move || logged.inc());
+        let writer = {
             let c = c.clone();
             update_on_cpu_1(move || c.add(2), || {})
         };
-        let completed = done.load(Ordering::Acquire);
-        let seen = c.read();
-        let want: &[i64] = if completed { &[3] } else { &[1, 3] };
-        assert!(want.contains(&seen), "read {seen} (direct add completed: {completed})");
-        writer.join().unwrap();
-        assert_eq!(c.read(), 3);
+        read_racing_the_writer(writer, || c.read(), (1, 3), "direct add");
     });
 }
 
@@ -574,27 +581,14 @@ fn a_direct_update_applies_logs_first() {
         )
         .unwrap();
         let o = Arc::new(OpLog::with_domain(&d, 0u64));
-        {
-            // The object lock is taken: the update logs itself.
-            let _held = o.synchronize();
-            let o = o.clone();
-            thread::spawn(move || {
-                set_current_cpu(1);
-                o.update(Digit(1));
-            })
-            .join()
-            .unwrap();
-        }
-        let (writer, done) = {
+        // The object lock is taken: the update logs itself.
+        let logged = o.clone();
+        log_on_cpu_1(o.synchronize(), move || logged.update(Digit(1)));
+        let writer = {
             let o = o.clone();
             update_on_cpu_1(move || o.update(Digit(2)), || {})
         };
-        let completed = done.load(Ordering::Acquire);
-        let seen = o.read(|n| *n);
-        let want: &[u64] = if completed { &[12] } else { &[1, 12] };
-        assert!(want.contains(&seen), "read {seen} (direct update completed: {completed})");
-        writer.join().unwrap();
-        assert_eq!(o.read(|n| *n), 12);
+        read_racing_the_writer(writer, || o.read(|n| *n), (1, 12), "direct update");
     });
 }
 

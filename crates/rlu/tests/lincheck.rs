@@ -14,7 +14,7 @@ use oplog_lincheck::{Adapter, Config, Rng, independent, run};
 use oplog_model::Concurrent;
 use oplog_model::set::{SetModel, SetOp, SetRet};
 use ordo::Clock;
-use ordo_rlu::{RluHashSet, RluList};
+use ordo_rlu::{RluHashSet, RluList, SetHandle};
 
 /// Keys of the histories: few, so operations conflict.
 const KEYS: u64 = 4;
@@ -29,7 +29,7 @@ const KEYS: u64 = 4;
 struct PooledSet<C: Clock + 'static> {
     /// The leaked box: borrowed by the handles, freed by `Drop`.
     raw: *mut RluHashSet<u64, C>,
-    pool: Mutex<Vec<ordo_rlu::SetHandle<'static, u64, C, std::collections::hash_map::RandomState>>>,
+    pool: Mutex<Vec<SetHandle<'static, u64, C, std::collections::hash_map::RandomState>>>,
 }
 
 impl<C: Clock + 'static> PooledSet<C> {
@@ -58,19 +58,25 @@ impl<C: Clock + 'static> Concurrent<SetModel> for PooledSet<C> {
         // SAFETY: the box lives until `Drop`, which first drops every handle borrowing it.
         let set: &'static RluHashSet<u64, C> = unsafe { &*self.raw };
         let mut h = pooled.unwrap_or_else(|| set.handle().expect("a free thread slot"));
-        let ret = match *op {
-            SetOp::Add(k) => {
-                h.insert(k);
-                SetRet::Done
-            }
-            SetOp::Remove(k) => {
-                h.remove(&k);
-                SetRet::Done
-            }
-            SetOp::Contains(k) => SetRet::Present(h.contains(&k)),
-        };
+        let ret = apply(&mut h, op);
         self.pool.lock().unwrap_or_else(PoisonError::into_inner).push(h);
         ret
+    }
+}
+
+/// Runs `op` through a handle of the hash set or of the list (the same [`SetHandle`]),
+/// answering as [`SetModel`] does.
+fn apply<C: Clock, S>(h: &mut SetHandle<'_, u64, C, S>, op: &SetOp) -> SetRet {
+    match *op {
+        SetOp::Add(k) => {
+            h.insert(k);
+            SetRet::Done
+        }
+        SetOp::Remove(k) => {
+            h.remove(&k);
+            SetRet::Done
+        }
+        SetOp::Contains(k) => SetRet::Present(h.contains(&k)),
     }
 }
 
@@ -145,17 +151,7 @@ fn the_list_matches_the_model_sequentially() {
         let k = rng.u64(0..KEYS);
         let op = [SetOp::Add(k), SetOp::Remove(k), SetOp::Contains(k)][rng.usize(0..3)];
         let expected = oplog_model::Model::step(&SetModel, &mut state, &op);
-        let got = match op {
-            SetOp::Add(k) => {
-                h.insert(k);
-                SetRet::Done
-            }
-            SetOp::Remove(k) => {
-                h.remove(&k);
-                SetRet::Done
-            }
-            SetOp::Contains(k) => SetRet::Present(h.contains(&k)),
-        };
+        let got = apply(&mut h, &op);
         assert_eq!(got, expected, "{op:?}");
     }
     assert_eq!(h.keys(), state.into_iter().collect::<Vec<_>>());

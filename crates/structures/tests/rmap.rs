@@ -158,18 +158,22 @@ fn a_remove_on_another_core_is_absorbed_during_synchronize() {
     assert_eq!(rmap.logged().stats(), Stats { executed: 1, absorbed_globally: 2 * (n - 1) });
 }
 
+/// A fresh rmap of every variant, the OpLog ones each in a per-CPU domain of its own.
+fn every_variant() -> Vec<Box<dyn Rmap>> {
+    vec![
+        Box::new(MutexRmap::new()),
+        Box::new(LockFreeRmap::new()),
+        Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu()))),
+        Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu()))),
+    ]
+}
+
 #[test]
 fn truncate_reports_the_unmapped_pieces_in_mapping_order() {
     let a = Mapping::new(1, 0..10).unwrap();
     let b = Mapping::new(2, 5..8).unwrap();
     let c = Mapping::new(3, 20..30).unwrap();
-    let variants: Vec<Box<dyn Rmap>> = vec![
-        Box::new(MutexRmap::new()),
-        Box::new(LockFreeRmap::new()),
-        Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu()))),
-        Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu()))),
-    ];
-    for rmap in variants {
+    for rmap in every_variant() {
         for m in [c, a, b] {
             rmap.add(m);
         }
@@ -216,13 +220,7 @@ fn every_variant_answers_the_models_operations_on_a_fixed_script() {
     let want: Vec<RmapRet> = script.iter().map(|op| RmapModel.step(&mut state, op)).collect();
     assert_eq!(want[1], RmapRet::Unmapped(vec![model::Piece { mapping: m, from: 5 }]));
     assert_eq!(want[3], RmapRet::Unmapped(vec![]));
-    let variants: Vec<Box<dyn Rmap>> = vec![
-        Box::new(MutexRmap::new()),
-        Box::new(LockFreeRmap::new()),
-        Box::new(OpLogRmap::<false>::new(&domain(&Config::per_cpu()))),
-        Box::new(OrderedOpLogRmap::new(&domain(&Config::per_cpu()))),
-    ];
-    for rmap in variants {
+    for rmap in every_variant() {
         let got: Vec<RmapRet> = script.iter().map(|op| rmap.call(op)).collect();
         assert_eq!(got, want);
     }
