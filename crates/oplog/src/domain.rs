@@ -230,7 +230,6 @@ static NEXT_DOMAIN_ID: AtomicU64 = AtomicU64::new(1);
 /// A family of OpLog objects sharing per-core log caches (see the module docs).
 pub struct Domain<L: LogKind> {
     pub(crate) id: u64,
-    pub(crate) mode: CoreMode,
     pub(crate) slot_mask: usize,
     pub(crate) max_log_len: usize,
     /// Evicted logs an object may accumulate before installing it again synchronizes it.
@@ -258,7 +257,7 @@ impl<L: LogKind> fmt::Debug for Domain<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Domain")
             .field("id", &self.id)
-            .field("mode", &self.mode)
+            .field("mode", &self.mode())
             .field("cache_slots", &(self.slot_mask + 1))
             .field("max_log_len", &self.max_log_len)
             .field("cores", &self.cores())
@@ -291,8 +290,7 @@ impl<L: LogKind> Domain<L> {
             // Unordered kinds never read the clock: do not calibrate one for them.
             None => Arc::new(ordo::Ordo::monotonic()),
         };
-        let mode = layout.mode();
-        let eager = if mode == CoreMode::PerCpu { ncpus } else { 1 };
+        let eager = if layout.mode() == CoreMode::PerCpu { ncpus } else { 1 };
         let bytes = eager
             .checked_mul(cache_slots)
             .and_then(|n| n.checked_mul(PerCore::<SlotData<L>>::SLOT_BYTES))
@@ -304,7 +302,6 @@ impl<L: LogKind> Domain<L> {
         let thresholds = Thresholds::new(slots.owner_fast_path());
         Ok(Arc::new(Domain {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
-            mode,
             slot_mask: cache_slots - 1,
             max_log_len,
             backlog_limit: 2 * ncpus.clamp(4, 64),
@@ -340,7 +337,7 @@ impl<L: LogKind> Domain<L> {
 
     /// Where updates are logged.
     pub fn mode(&self) -> CoreMode {
-        self.mode
+        self.slots.mode()
     }
 
     /// How the domain's objects hold their updates ([`Config::representation`]).

@@ -53,7 +53,8 @@ pub(super) fn evict_owner<L: LogKind>(
         // miss the log for it: once the log is in the victim's backlog, or its readers
         // are excluded (a concurrent reader that no longer sees the bit skips this slot,
         // which still publishes the victim, and checks the backlog instead).
-        let clear = if d.mode == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
+        let clear =
+            if d.slots.mode() == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
         // If the victim's lock is free (a try-lock: the reverse of the usual lock order,
         // so never a wait), a log that may be applied alone is applied at once, and so is
         // any other log that is all the victim has logged: no backlog, and no other

@@ -240,8 +240,7 @@ use crate::cache_stats::Event;
 use crate::domain::{Domain, Representation};
 use crate::log::{CounterLog, DirectLog, LogKind};
 use crate::migration;
-use crate::percore::CoreMode;
-use crate::percore::{Entered, INLINE_SLOTS, Remote};
+use crate::percore::{CoreMode, Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
     AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
 };
@@ -800,7 +799,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
         let d = self.domain();
         let t = d.clock.get_time();
-        let raw = if d.mode == CoreMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
+        let raw = if d.slots.mode() == CoreMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
         let stamp = raw.max(guard.last_stamp);
         guard.last_stamp = stamp;
         stamp
@@ -811,7 +810,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn after_append(self, core: usize, stamp: u64) {
         if L::ORDERED {
             let d = self.domain();
-            if d.mode == CoreMode::PerCpu {
+            if d.slots.mode() == CoreMode::PerCpu {
                 migration::record(d.id, core, stamp);
             }
             if d.commit_wait {
