@@ -73,15 +73,14 @@ pub fn per_cpu_fast_path() -> bool {
 /// ([`PerCore::fold`]): a per-core sum, such as OpLog's counter log.
 ///
 /// # Safety
-/// [`Fold::KEY`] is the byte offset in `Self` of a pointer-sized word, [`Fold::COUNT`] of a
-/// `u32`, [`Fold::VALUE`] of an `i64` (wrapping), all plain fields that are only accessed
-/// by holders of the slot: the sequence reads the first and writes the other two as a
-/// holder would.
+/// [`Fold::COUNT`] is the byte offset in `Self` of a `u32`, [`Fold::VALUE`] of an `i64`
+/// (wrapping), plain fields that are only accessed by holders of the slot: the sequence
+/// writes them as a holder would. The sequence finds whose sum the state holds by the
+/// slot's published word alone ([`Entered::publish`]): whenever no thread holds the slot,
+/// a non-zero published word must name the owner of the state's sum.
 // Only the rseq path (or its traced stand-in) reads the offsets.
 #[cfg_attr(not(any(percore_rseq, percore_trace)), allow(dead_code))]
 pub unsafe trait Fold {
-    /// The word that must equal the key.
-    const KEY: usize;
     /// The count of updates, incremented.
     const COUNT: usize;
     /// The sum the delta is added to.
@@ -379,8 +378,8 @@ impl<S: Send> PerCore<S> {
 
     /// A folded update without entering the slot: per-CPU cores on the restartable-sequence
     /// path, in one sequence on the calling CPU's slot `index`, if no thread holds or is
-    /// taking the slot and both its published word and its state's [`Fold::KEY`] word equal
-    /// `key`: increments the state's [`Fold::COUNT`] and adds `delta` to its [`Fold::VALUE`]
+    /// taking the slot and its published word equals `key` (which then names the owner of
+    /// the state's sum: [`Fold`]'s contract): increments the state's [`Fold::COUNT`] and adds `delta` to its [`Fold::VALUE`]
     /// (the sequence's commit), as a holder of the slot would, with no store to the slot's
     /// flags; returns the count after the increment. `None`, with nothing done, in every
     /// other case (the caller then enters the slot, which checks `index`), and always

@@ -60,6 +60,9 @@ const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ: libc::c_long = 1 << 8;
 const BUSY: usize = std::mem::offset_of!(OwnerLock, busy);
 #[cfg(percore_rseq)]
 const REQ: usize = std::mem::offset_of!(OwnerLock, req);
+// The fold checks both flags with one 16-bit load.
+#[cfg(percore_rseq)]
+const _: () = assert!(REQ == BUSY + 1);
 
 /// Outcome of one attempt to enter the calling CPU's slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +124,7 @@ impl Table {
 
 impl Table {
     /// Applies a folded update to the calling CPU's slot `offset` bytes past its first slot
-    /// in one restartable sequence (see [`try_fold`]): `true` once done, `false` if the
+    /// in one restartable sequence (see [`try_fold`]): the count once done, `None` if the
     /// slot is held, being taken, or does not hold `key`'s state (the caller then enters
     /// the slot). Retries only when the sequence was aborted.
     ///
@@ -130,12 +133,32 @@ impl Table {
     /// inside every CPU's array.
     #[inline(always)]
     pub(crate) unsafe fn fold<S: Fold>(&self, offset: usize, key: usize, delta: i64) -> Option<u32> {
+        // SAFETY: as `enter`; the caller guarantees the slot type.
+        match unsafe { try_fold::<S>(area_offset(), self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
+            Folded::Done(count) => Some(count),
+            // SAFETY: as this function's.
+            other => unsafe { self.fold_again::<S>(other, offset, key, delta) },
+        }
+    }
+
+    /// [`Table::fold`] after a first attempt that did not commit: out of line and cold, so
+    /// that the commit falls through to the caller's next instruction.
+    ///
+    /// # Safety
+    /// As [`Table::fold`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn fold_again<S: Fold>(&self, mut outcome: Folded, offset: usize, key: usize, delta: i64) -> Option<u32> {
         loop {
-            // SAFETY: as `enter`; the caller guarantees the slot type.
-            match unsafe { try_fold::<S>(area_offset(), self.bases.as_ptr(), self.bases.len(), offset, key, delta) } {
+            match outcome {
                 Folded::Done(count) => return Some(count),
                 Folded::Declined => return None,
-                Folded::Aborted => {}
+                Folded::Aborted => {
+                    // SAFETY: as `fold`.
+                    outcome = unsafe {
+                        try_fold::<S>(area_offset(), self.bases.as_ptr(), self.bases.len(), offset, key, delta)
+                    }
+                }
             }
         }
     }
@@ -228,12 +251,25 @@ macro_rules! sequence_start {
     };
 }
 
-/// Label 4, where the kernel resumes an aborted sequence, as `asm!` text: preceded by the
-/// signature (`{sig}`) it checks in the four bytes before an abort handler.
+/// The start of a sequence's out-of-line exits, as `asm!` text: switches to section
+/// `__rseq_failure` (as librseq does), so that the sequence's commit falls through to its
+/// end with no jump taken, and places label 4 there, where the kernel resumes an aborted
+/// sequence, preceded by the signature (`{sig}`) it checks in the four bytes before an
+/// abort handler. Every exit sets `{st}` and jumps back to label 9 (the end of the asm
+/// text), and [`exits_end`] closes the section.
 #[cfg(percore_rseq)]
-macro_rules! abort_handler {
+macro_rules! exits_start {
     () => {
-        concat!(".byte 0x0f, 0xb9, 0x3d\n", ".long {sig}\n", "4:\n")
+        concat!(".pushsection __rseq_failure, \"ax\"\n", ".byte 0x0f, 0xb9, 0x3d\n", ".long {sig}\n", "4:\n")
+    };
+}
+
+/// The end of a sequence's out-of-line exits ([`exits_start`]) and of its asm text: back
+/// to the sequence's own section, at label 9, right after the commit.
+#[cfg(percore_rseq)]
+macro_rules! exits_end {
+    () => {
+        concat!(".popsection\n", "9:\n")
     };
 }
 
@@ -255,6 +291,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
     // The only store inside is the final commit to `busy`.
     unsafe {
         core::arch::asm!(
+            "xor {st:e}, {st:e}",
             sequence_start!(),
             "cmp byte ptr [{tmp} + {busy}], 0",
             "jne 6f",
@@ -262,9 +299,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
             "jne 7f",
             "mov byte ptr [{tmp} + {busy}], 1",
             "3:",
-            "xor {st:e}, {st:e}",
-            "jmp 9f",
-            abort_handler!(),
+            exits_start!(),
             "mov {st:e}, 3",
             "jmp 9f",
             "5:",
@@ -275,7 +310,8 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
             "jmp 9f",
             "7:",
             "mov {st:e}, 2",
-            "9:",
+            "jmp 9f",
+            exits_end!(),
             off = in(reg) rseq_offset,
             bases = in(reg) bases,
             n = in(reg) ncpus,
@@ -300,7 +336,7 @@ pub(crate) unsafe fn try_enter(rseq_offset: isize, bases: *const *const u8, ncpu
 
 /// A folded update in one restartable sequence: on the calling CPU's slot at byte offset
 /// `slot_offset` (`bases` and `ncpus` as for [`try_enter`]), if its `busy` and `req` flags
-/// are clear and both its published word and its state's [`Fold::KEY`] word equal `key`,
+/// are clear and its published word equals `key` (the owner of the state's sum, [`Fold`]),
 /// increments the state's [`Fold::COUNT`] and adds `delta` to its [`Fold::VALUE`]. The
 /// add is the sequence's commit: until it, the kernel aborts the sequence on preemption,
 /// migration or a signal, and a remote taker's barrier aborts it too, so the update lands
@@ -328,28 +364,25 @@ unsafe fn try_fold<S: Fold>(
     // sequence are the count's increment and the final commit.
     unsafe {
         core::arch::asm!(
+            "xor {st:e}, {st:e}",
             sequence_start!(),
-            "cmp byte ptr [{tmp} + {busy}], 0",
-            "jne 5f",
-            "cmp byte ptr [{tmp} + {req}], 0",
+            // `busy` and `req` at once (adjacent bytes).
+            "cmp word ptr [{tmp} + {busy}], 0",
             "jne 5f",
             "cmp qword ptr [{tmp} + {published}], {key}",
-            "jne 5f",
-            "cmp qword ptr [{tmp} + {owner}], {key}",
             "jne 5f",
             "mov {c:e}, dword ptr [{tmp} + {count}]",
             "inc {c:e}",
             "mov dword ptr [{tmp} + {count}], {c:e}",
             "add qword ptr [{tmp} + {value}], {delta}",
             "3:",
-            "xor {st:e}, {st:e}",
-            "jmp 9f",
-            abort_handler!(),
+            exits_start!(),
             "mov {st:e}, 2",
             "jmp 9f",
             "5:",
             "mov {st:e}, 1",
-            "9:",
+            "jmp 9f",
+            exits_end!(),
             off = in(reg) rseq_offset,
             bases = in(reg) bases,
             n = in(reg) ncpus,
@@ -361,9 +394,7 @@ unsafe fn try_fold<S: Fold>(
             st = out(reg) status,
             c = out(reg) count,
             busy = const BUSY,
-            req = const REQ,
             published = const std::mem::offset_of!(Slot<S>, published),
-            owner = const Slot::<S>::STATE + S::KEY,
             count = const Slot::<S>::STATE + S::COUNT,
             value = const Slot::<S>::STATE + S::VALUE,
             sig = const RSEQ_SIG,
@@ -444,7 +475,7 @@ unsafe fn stand_in_slot(bases: *const *const u8, ncpus: usize, slot_offset: usiz
 
 /// The stand-in for [`try_fold`]'s sequence under tracing: the same loads and stores,
 /// recorded, in the same order (the first steps of [`stand_in_slot`], the loads of `busy`,
-/// `req`, the published word and the state's key, the stores of the count and the sum),
+/// `req` and the published word, the stores of the count and the sum),
 /// with the same outcomes. Exclusion comes from the unrecorded compare-and-swap of
 /// [`OwnerLock::rseq_stand_in`], released unrecorded after the commit (the real sequence
 /// stores no flag).
@@ -480,21 +511,18 @@ unsafe fn try_fold<S: Fold>(
         record(state.wrapping_add(offset), size, kind, "Slot.data");
         state.wrapping_add(offset).cast_mut()
     };
-    // `cmp qword ptr [slot + published], key` (recorded by the traced atomic), then the key.
-    let mut done = slot.published.load(Ordering::Relaxed) == key;
+    // `cmp qword ptr [slot + published], key` (recorded by the traced atomic).
+    let done = slot.published.load(Ordering::Relaxed) == key;
     let mut pushes = 0;
     if done {
         // SAFETY: the stand-in holds the slot (`busy`), and `Fold`'s contract makes the
-        // offsets those of a pointer-sized word, a `u32` and an `i64` of the state.
+        // offsets those of a `u32` and an `i64` of the state.
         unsafe {
-            done = *field(S::KEY, 8, AccessKind::CellRead).cast::<usize>() == key;
-            if done {
-                let count = field(S::COUNT, 4, AccessKind::CellWrite).cast::<u32>();
-                *count = (*count).wrapping_add(1);
-                pushes = *count;
-                let value = field(S::VALUE, 8, AccessKind::CellWrite).cast::<i64>();
-                *value = (*value).wrapping_add(delta);
-            }
+            let count = field(S::COUNT, 4, AccessKind::CellWrite).cast::<u32>();
+            *count = (*count).wrapping_add(1);
+            pushes = *count;
+            let value = field(S::VALUE, 8, AccessKind::CellWrite).cast::<i64>();
+            *value = (*value).wrapping_add(delta);
         }
     }
     lock.stand_in_release();

@@ -33,6 +33,13 @@ pub(crate) const NO_OWNER: *const () = std::ptr::null();
 pub(crate) struct SlotData<L: LogKind> {
     /// The object whose log this is (the address of its shared part, with its provenance,
     /// so an evictor can reach it), or [`NO_OWNER`].
+    ///
+    /// Whenever no thread holds the slot, the slot's published word is 0 or this object's
+    /// id: a holder that names a new owner ([`Obj::install`]) publishes it before it
+    /// releases the slot, and every holder that stops publishing an object (a hand-off, an
+    /// eviction of the owner's own full log, a gather) publishes 0. So a published word
+    /// that equals an object's id says that the object owns the slot, which the update's
+    /// fast path and the counter's restartable sequence check alone.
     pub(crate) owner: *const (),
     /// Largest stamp pushed to this slot by any owner; new stamps are raised to it so
     /// that one slot's stamps never decrease (a thread may read its clock on one CPU and
@@ -55,12 +62,12 @@ impl<L: LogKind> Default for SlotData<L> {
     }
 }
 
-// SAFETY: `owner` is a pointer, `pushes` a `u32` and a counter's log an `i64` (wrapping adds,
-// as `CounterLog::push`), plain fields only holders of the slot access. The sequence's
-// update is the fast path's (`object`, "Update, logged"): the owner and the published word
-// both name the object, one more push, the delta folded into the log.
+// SAFETY: `pushes` is a `u32` and a counter's log an `i64` (wrapping adds, as
+// `CounterLog::push`), plain fields only holders of the slot access. The sequence's update is
+// the fast path's (`object`, "Update, logged"): the published word names the object, one
+// more push, the delta folded into the log. A published word names the slot's owner whenever
+// no thread holds the slot ([`SlotData::owner`]), as `Fold` requires.
 unsafe impl Fold for SlotData<CounterLog> {
-    const KEY: usize = std::mem::offset_of!(Self, owner);
     const COUNT: usize = std::mem::offset_of!(Self, pushes);
     const VALUE: usize = std::mem::offset_of!(Self, log);
 }

@@ -719,9 +719,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn append_logged(self, op: L::Op) {
         let d = self.domain();
         let mut guard = d.slots.enter(self.slot_index(d.slot_mask));
-        if guard.owner != self.as_owner() || guard.published() != self.id() as usize {
+        // The published word names the slot's owner (`SlotData::owner`).
+        if guard.published() != self.id() as usize {
             return self.append_slow(guard, op);
         }
+        debug_assert!(guard.owner == self.as_owner(), "a slot publishes an object that does not own it");
         let core = guard.core();
         let stamp = self.stamp(&mut guard, core);
         guard.pushes = guard.pushes.wrapping_add(1);
