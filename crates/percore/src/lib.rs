@@ -337,6 +337,27 @@ impl<S: Send> PerCore<S> {
         #[cfg(any(percore_rseq, percore_trace))]
         if let Some(table) = &self.rseq {
             let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
+            // The common case inline, with nothing to dispatch on: the sequence entered.
+            if let rseq::Enter::Entered(cpu, slot) = table.try_enter_once(offset) {
+                // SAFETY: the table was built from this PerCore's per-CPU arrays (which live
+                // as long as `self`), and `index` is below every array's length, so the
+                // address is slot `index` of CPU `cpu`.
+                return (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner);
+            }
+            return self.enter_cpu_slow(table, index);
+        }
+        let (core, slot) = self.cpu_slot(current_cpu(), index);
+        (core, slot, slot.lock.lock_spin())
+    }
+
+    /// [`PerCore::enter_cpu`] on the restartable-sequence path when the first sequence did
+    /// not enter: waits for the slot, enters spin mode, or takes the remote protocol.
+    #[cfg(any(percore_rseq, percore_trace))]
+    #[cold]
+    #[inline(never)]
+    fn enter_cpu_slow(&self, table: &rseq::Table, index: usize) -> (usize, &Slot<S>, Taken) {
+        {
+            let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
             let mut backoff = crate::primitive::Backoff::default();
             loop {
                 return match table.enter(offset) {
@@ -362,8 +383,6 @@ impl<S: Send> PerCore<S> {
                 };
             }
         }
-        let (core, slot) = self.cpu_slot(current_cpu(), index);
-        (core, slot, slot.lock.lock_spin())
     }
 
     /// Whether [`PerCore::fold`] can apply updates here (per-CPU cores on the

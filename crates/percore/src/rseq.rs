@@ -100,6 +100,14 @@ impl Table {
         offset().map(|_| Table { bases })
     }
 
+    /// One attempt of [`Table::enter`], with any of [`Enter`]'s outcomes.
+    #[inline(always)]
+    pub(crate) fn try_enter_once(&self, offset: usize) -> Enter {
+        // SAFETY: `bases` holds each CPU's first slot of arrays that outlive `self`, and
+        // callers keep `offset` inside every array, so each `base + offset` is a live slot.
+        unsafe { try_enter(area_offset(), self.bases.as_ptr(), self.bases.len(), offset) }
+    }
+
     /// Tries to enter the slot `offset` bytes past the calling CPU's first slot until the
     /// outcome is [`Enter::Entered`] (the slot's lock held as
     /// [`Taken::Owner`](super::Taken::Owner)), [`Enter::Requested`] (a remote thread holds
@@ -110,9 +118,7 @@ impl Table {
     pub(crate) fn enter(&self, offset: usize) -> Enter {
         let mut backoff = Backoff::default();
         loop {
-            // SAFETY: `bases` holds each CPU's first slot of arrays that outlive `self`, and
-            // callers keep `offset` inside every array, so each `base + offset` is a live slot.
-            match unsafe { try_enter(area_offset(), self.bases.as_ptr(), self.bases.len(), offset) } {
+            match self.try_enter_once(offset) {
                 // A thread preempted inside its operation on this CPU.
                 Enter::Busy(_) => backoff.snooze(),
                 Enter::Aborted => {}
