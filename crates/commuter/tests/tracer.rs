@@ -216,7 +216,6 @@ fn default_path_counter_updates_enter_by_the_restartable_sequence_and_are_confli
         ("Slot.busy", Load),
         ("Slot.req", Load),
         ("Slot.published", Load),
-        ("Slot.data", CellRead),
         ("Slot.data", CellWrite),
         ("Slot.data", CellWrite),
     ];
