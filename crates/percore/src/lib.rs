@@ -356,32 +356,30 @@ impl<S: Send> PerCore<S> {
     #[cold]
     #[inline(never)]
     fn enter_cpu_slow(&self, table: &rseq::Table, index: usize) -> (usize, &Slot<S>, Taken) {
-        {
-            let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
-            let mut backoff = crate::primitive::Backoff::default();
-            loop {
-                return match table.enter(offset) {
-                    // SAFETY: the table was built from this PerCore's per-CPU arrays (which
-                    // live as long as `self`), and `index` is below every array's length, so
-                    // the address is slot `index` of CPU `cpu`.
-                    rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner),
-                    rseq::Enter::Requested(cpu) => {
-                        // In spin mode, or being taken remotely (then wait and retry).
-                        let (core, slot) = self.cpu_slot(cpu, index);
-                        match slot.lock.enter_spin_mode() {
-                            Some(held) => (core, slot, held),
-                            None => {
-                                backoff.snooze();
-                                continue;
-                            }
+        let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
+        let mut backoff = crate::primitive::Backoff::default();
+        loop {
+            return match table.enter(offset) {
+                // SAFETY: the table was built from this PerCore's per-CPU arrays (which
+                // live as long as `self`), and `index` is below every array's length, so
+                // the address is slot `index` of CPU `cpu`.
+                rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner),
+                rseq::Enter::Requested(cpu) => {
+                    // In spin mode, or being taken remotely (then wait and retry).
+                    let (core, slot) = self.cpu_slot(cpu, index);
+                    match slot.lock.enter_spin_mode() {
+                        Some(held) => (core, slot, held),
+                        None => {
+                            backoff.snooze();
+                            continue;
                         }
                     }
-                    _ => {
-                        let (core, slot) = self.cpu_slot(current_cpu(), index);
-                        (core, slot, slot.lock.lock_remote())
-                    }
-                };
-            }
+                }
+                _ => {
+                    let (core, slot) = self.cpu_slot(current_cpu(), index);
+                    (core, slot, slot.lock.lock_remote())
+                }
+            };
         }
     }
 
