@@ -39,7 +39,9 @@
 //! (no atomic read-modify-write where `membarrier` exists) and taken all at once by readers.
 //! The `storage` module's docs give the details; in short:
 //!
-//! - **Counter `increment`** adds to the thread's cell: no shared line is written.
+//! - **Counter `increment`** adds to the thread's cell: no shared line is written. A
+//!   handle knows the cell of the thread it was made on, and finds it by comparing that
+//!   thread's pointer with the caller's (one instruction, no thread-local lookup).
 //! - **Registration of a known key** (`counter!`, `gauge!`, `histogram!` on every use) finds
 //!   the key in the thread's cache (by the hash the key carries and the addresses of its
 //!   name and labels) and clones the thread's own `Arc` handle: the reference count it

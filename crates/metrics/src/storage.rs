@@ -3,7 +3,8 @@
 //! registration of a key on a core, reads and descriptions touch.
 //!
 //! **Updates.** A counter increment adds to the calling thread's cell for the counter
-//! (the `local` module: a thread-local load and a plain load and store). A gauge or
+//! (the `local` module: through a handle made on the thread, a compare of the thread's
+//! pointer and a plain load and store; otherwise a thread-local load first). A gauge or
 //! histogram update enters the calling thread's slot of the [`PerCore`] (the owner protocol:
 //! plain stores, no atomic read-modify-write) and updates that core's cell for the metric's
 //! index. Neither writes a cache line that another core writes (000 §4.1, the per-core
@@ -413,19 +414,29 @@ impl Storage {
 struct CounterHandle {
     storage: Arc<Storage>,
     index: usize,
-    owned: Option<Owned>,
+    owned: Owned,
 }
 
 impl CounterFn for CounterHandle {
     #[inline]
     fn increment(&self, value: u64) {
-        if !self.owned.as_ref().is_some_and(|o| o.try_add(value)) {
-            self.storage.local.add(self.index, value);
+        if !self.owned.try_add(value) {
+            self.increment_elsewhere(value);
         }
     }
 
     fn absolute(&self, value: u64) {
         self.storage.local.absolute(self.index, value);
+    }
+}
+
+impl CounterHandle {
+    /// An increment on a thread other than the one the handle was made for, through that
+    /// thread's own cell: out of line, so that the owner's path needs no stack frame.
+    #[cold]
+    #[inline(never)]
+    fn increment_elsewhere(&self, value: u64) {
+        self.storage.local.add(self.index, value);
     }
 }
 

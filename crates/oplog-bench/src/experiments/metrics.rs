@@ -15,7 +15,9 @@
 //!   `prometheus-exporter`: the recorders as users meet them);
 //! - a held handle, registered once per thread, then `increment(1)` (ids with `-handle`),
 //!   beside `fast-counter` (`ConcurrentCounter::add(1)`, sharded padded atomics: the
-//!   published crate closest to Java's `LongAdder`, one per CPU);
+//!   published crate closest to Java's `LongAdder`, one per CPU) and `facade-floor` (a
+//!   handle of the worker's own whose `increment` is a plain load and store of a padded
+//!   word: what any held handle costs at least, the facade's `dyn` call included);
 //! - histogram records through the macro path, `histogram!(NAME).record(v)` with `v`
 //!   cycling over 1024 values spanning three decades (ids with `-histogram`).
 //!
@@ -29,8 +31,12 @@
 //! `render()` reports it) equals the increments the workers counted, and a histogram's count
 //! equals the records.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_utils::CachePadded;
 use fast_counter::ConcurrentCounter;
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use metrics::{Counter, CounterFn, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusRecorder};
 use metrics_util::registry::{AtomicStorage, Registry};
 use oplog_metrics::PerCoreRecorder;
@@ -207,6 +213,39 @@ fn measure_fast_counter(run: &Run) -> Throughput {
     )
 }
 
+/// `facade-floor`'s handle: a padded word of one worker's own, incremented with a plain
+/// load and store. Correct only because each worker owns its handle; not a recorder.
+#[derive(Default)]
+struct PlainCell(CachePadded<AtomicU64>);
+
+impl CounterFn for PlainCell {
+    fn increment(&self, value: u64) {
+        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(value), Ordering::Relaxed);
+    }
+
+    fn absolute(&self, value: u64) {
+        self.0.fetch_max(value, Ordering::Relaxed);
+    }
+}
+
+/// `facade-floor`: each worker increments a handle of its own whose `increment` is a plain
+/// load and store ([`PlainCell`]), through the facade's `dyn CounterFn` call as every held
+/// handle is: the floor of a held handle's increment, so every run shows how far from it
+/// the recorders' handles are.
+fn measure_facade_floor(run: &Run) -> Throughput {
+    run.throughput_checked(
+        || (0..run.threads.max(1)).map(|_| Arc::new(PlainCell::default())).collect::<Vec<_>>(),
+        |cells: &Vec<Arc<PlainCell>>, thread, stop: &Stop| {
+            let counter = Counter::from_arc(cells[thread].clone());
+            stop.run_batched(BATCH, || counter.increment(1))
+        },
+        |cells, ops| {
+            let sum: u64 = cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            assert_eq!(sum, ops, "facade-floor: sum {sum}, but the workers made {ops} increments");
+        },
+    )
+}
+
 /// The implementations, in table order.
 pub const IMPLS: &[Impl] = &[
     Impl::new("oplog-metrics", |run, ()| measure::<PerCoreRecorder>(run, Path::Macro)),
@@ -216,6 +255,7 @@ pub const IMPLS: &[Impl] = &[
     Impl::new("metrics-util-handle", |run, ()| measure::<AtomicRegistry>(run, Path::Handle)),
     Impl::new("prometheus-exporter-handle", |run, ()| measure::<PrometheusRecorder>(run, Path::Handle)),
     Impl::new("fast-counter", |run, ()| measure_fast_counter(run)),
+    Impl::new("facade-floor", |run, ()| measure_facade_floor(run)),
     Impl::new("oplog-metrics-histogram", |run, ()| measure::<PerCoreRecorder>(run, Path::Histogram)),
     Impl::new("metrics-util-histogram", |run, ()| measure::<AtomicRegistry>(run, Path::Histogram)),
     Impl::new("prometheus-exporter-histogram", |run, ()| measure::<PrometheusRecorder>(run, Path::Histogram)),
@@ -235,7 +275,7 @@ pub static METRICS: ThreadSweep = ThreadSweep {
     roles: Roles {
         default: Some("oplog-metrics"),
         baselines: &["metrics-util", "prometheus-exporter"],
-        floor: None,
+        floor: Some("facade-floor"),
         // Issue 11.
         targets: &[
             Target { id: "oplog-metrics", threads: 2, x: None, against: Against::Id("metrics-util"), min: 5.0 },
