@@ -216,6 +216,26 @@ impl OwnerLock {
         self.busy.untraced().store(false, Ordering::Release);
     }
 
+    /// [`OwnerLock::lock_owner`]'s fast path alone: takes the lock as the slot's owner
+    /// thread and returns `true`, unless a remote thread is taking the slot or holds it in
+    /// spin mode (`req` set) or this thread already holds it (`busy` set): then `false`,
+    /// with the lock as it was, and the caller takes [`OwnerLock::lock_owner`]'s way. The
+    /// same callers as `lock_owner`; release with [`Taken::Owner`].
+    #[inline(always)]
+    pub fn try_lock_owner(&self) -> bool {
+        if self.busy.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.busy.store(true, Ordering::Relaxed);
+        barrier::light();
+        // Acquire, as `lock_owner`.
+        if !self.req.load(Ordering::Acquire) {
+            return true;
+        }
+        self.busy.store(false, Ordering::Release);
+        false
+    }
+
     #[cold]
     fn owner_back_off(&self) -> Taken {
         self.busy.store(false, Ordering::Release);

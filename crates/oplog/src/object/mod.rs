@@ -563,11 +563,14 @@ impl<L: LogKind> OpLog<L> {
 }
 
 impl OpLog<CounterLog> {
-    /// [`OpLog::update`] of a counter: where the domain's per-CPU slots are entered by
-    /// restartable sequences and the calling CPU's slot holds the counter's log, the delta
-    /// is folded into it in one sequence, without taking the slot (`percore`'s
-    /// `PerCore::fold`: the fast path of "Update, logged" with no store to the slot's
-    /// flags); every other case takes [`OpLog::update`]'s path. The direct update is inline
+    /// [`OpLog::update`] of a counter: where the calling core's slot holds the counter's
+    /// log, the delta is folded into it (`percore`'s `PerCore::fold`: the fast path of
+    /// "Update, logged"): on per-CPU slots entered by restartable sequences in one
+    /// sequence, without taking the slot (no store to the slot's flags); on per-thread
+    /// slots on the owner protocol, taking the slot with nothing else of an entry;
+    /// elsewhere through an entry of the slot, out of line. Every other case (the slot
+    /// holds another object's log, or is held or being taken) takes [`OpLog::update`]'s
+    /// path, out of line. The direct update is inline
     /// too: called out of line, one thread updating 65,536 counters ran 25–30 % slower
     /// (55M against 80M updates/s, 2-core host, measured several times; the cause was not
     /// found), while the per-CPU increments of one hot counter ran at most 12 % faster, a
@@ -577,14 +580,10 @@ impl OpLog<CounterLog> {
         let obj = self.obj();
         let d = obj.domain();
         // Relaxed, as `append`: a direct object that a stale load calls logged has no slot
-        // that holds its log, so the sequence declines.
+        // that holds its log, so the fold declines.
         let seen = obj.get().word.holders(Ordering::Relaxed);
         if obj.updates_direct(seen) {
             obj.update_direct(delta, seen);
-        } else if !d.slots.folds() {
-            // Inline, as `append`: out of line, two threads of a per-thread domain
-            // incrementing one counter ran 40 % slower.
-            obj.append_logged(delta);
         } else {
             match d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
                 Some(pushes) if pushes % SAMPLE_EVERY == LOGGED_SAMPLE => obj.observe_sampled_update(),
@@ -594,8 +593,8 @@ impl OpLog<CounterLog> {
         }
     }
 
-    /// [`OpLog::add`] when the sequence declined (the slot holds another object's log, or
-    /// is held or being taken): out of line, so that the sequence's callers need no
+    /// [`OpLog::add`] when the fold declined (the slot holds another object's log, or is
+    /// held or being taken): out of line, so that the sequence's callers need no
     /// registers saved. Not cold: it is most updates of counters that miss the log cache.
     #[inline(never)]
     fn add_declined(&self, delta: i64) {
