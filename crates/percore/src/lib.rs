@@ -420,7 +420,8 @@ impl<S: Send> PerCore<S> {
     ///   declined while a remote thread is taking the slot or holds it in spin mode, or
     ///   this thread holds it.
     /// - Otherwise (per-CPU cores on the spin lock, per-thread cores without `membarrier`):
-    ///   through [`PerCore::enter`], out of line.
+    ///   through [`PerCore::enter`]. (Out of line, that took a logged increment by two
+    ///   threads on the spin lock from 4.6 to 6.5 ns.)
     #[inline(always)]
     pub fn fold(&self, index: usize, key: usize, delta: i64) -> Option<u32>
     where

@@ -64,9 +64,9 @@ impl<L: LogKind> Default for SlotData<L> {
 
 // SAFETY: `pushes` is a `u32` and a counter's log an `i64` (wrapping adds, as
 // `CounterLog::push`), plain fields only holders of the slot access. The sequence's update,
-// and `fold`'s, is the fast path's (`object`, "Update, logged"): the published word names the
-// object, one more push, the delta folded into the log. A published word names the slot's owner whenever
-// no thread holds the slot ([`SlotData::owner`]), as `Fold` requires.
+// and `fold`'s, is the fast path's (`object`, "Update, logged"): the published word names
+// the object, one more push, the delta folded into the log. A published word names the
+// slot's owner whenever no thread holds the slot ([`SlotData::owner`]), as `Fold` requires.
 unsafe impl Fold for SlotData<CounterLog> {
     const COUNT: usize = std::mem::offset_of!(Self, pushes);
     const VALUE: usize = std::mem::offset_of!(Self, log);

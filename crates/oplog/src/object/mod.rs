@@ -568,7 +568,7 @@ impl OpLog<CounterLog> {
     /// "Update, logged"): on per-CPU slots entered by restartable sequences in one
     /// sequence, without taking the slot (no store to the slot's flags); on per-thread
     /// slots on the owner protocol, taking the slot with nothing else of an entry;
-    /// elsewhere through an entry of the slot, out of line. Every other case (the slot
+    /// elsewhere through an entry of the slot. Every other case (the slot
     /// holds another object's log, or is held or being taken) takes [`OpLog::update`]'s
     /// path, out of line. The direct update is inline
     /// too: called out of line, one thread updating 65,536 counters ran 25–30 % slower
@@ -594,8 +594,8 @@ impl OpLog<CounterLog> {
     }
 
     /// [`OpLog::add`] when the fold declined (the slot holds another object's log, or is
-    /// held or being taken): out of line, so that the sequence's callers need no
-    /// registers saved. Not cold: it is most updates of counters that miss the log cache.
+    /// held or being taken): out of line, so that the fold's callers need no registers
+    /// saved. Not cold: it is most updates of counters that miss the log cache.
     #[inline(never)]
     fn add_declined(&self, delta: i64) {
         self.obj().append_logged(delta);
