@@ -162,11 +162,13 @@ struct Shared {
 }
 
 impl Shared {
-    /// Folds `table`'s counts into the base and drops it from the list, if nothing but the
-    /// list and the caller's `held` references hold it (its thread has exited, or let go
-    /// of this recorder, and no other handle keeps its cells: nobody can write them).
-    fn retire(&mut self, table: &Arc<Table>, held: usize) {
-        if Arc::strong_count(table) != held + 1 {
+    /// Drops one holder's reference to `table` (its thread's registration, or a handle):
+    /// the last holder (nothing else holds it but the list) folds its counts into the base
+    /// and drops it from the list. Nobody can write its cells then: its thread has exited
+    /// or let go of this recorder, and no handle keeps them. Under the lock, so that the
+    /// count of holders it reads is the count.
+    fn let_go(&mut self, table: Arc<Table>) {
+        if Arc::strong_count(&table) != 2 {
             return;
         }
         for (i, v) in table.values() {
@@ -175,7 +177,14 @@ impl Shared {
                 *base = base.wrapping_add(v);
             }
         }
-        self.live.retain(|t| !Arc::ptr_eq(t, table));
+        self.live.retain(|t| !Arc::ptr_eq(t, &table));
+    }
+}
+
+/// [`Shared::let_go`] of `table` in `recorded`, if the recorder still exists.
+fn let_go(recorded: &Weak<Recorded>, table: Arc<Table>) {
+    if let Some(recorded) = recorded.upgrade() {
+        lock(&recorded.shared).let_go(table);
     }
 }
 
@@ -262,12 +271,9 @@ impl Owned {
 impl Drop for Owned {
     /// The last holder of an exited thread's table folds it into the base.
     fn drop(&mut self) {
-        let Some((table, recorded)) = self.table.take() else { return };
-        let Some(recorded) = recorded.upgrade() else { return };
-        let mut shared = lock(&recorded.shared);
-        shared.retire(&table, 1);
-        // Dropped under the lock, so that the holders' count `retire` reads is the count.
-        drop(table);
+        if let Some((table, recorded)) = self.table.take() {
+            let_go(&recorded, table);
+        }
     }
 }
 
@@ -321,13 +327,8 @@ impl Drop for Registration {
         // The cache's handles first: those no one else holds let go of the table.
         drop(std::mem::take(&mut self.cache));
         // SAFETY: taken once, here, and never used after: the registration is being dropped.
-        let table = unsafe { ManuallyDrop::take(&mut self.table) };
-        let Some(recorded) = self.recorded.upgrade() else { return };
-        let mut shared = lock(&recorded.shared);
-        shared.retire(&table, 1);
-        // Dropped under the lock (as in `Owned::drop`): if a handle still holds the table,
-        // its last drop retires it.
-        drop(table);
+        // If a handle still holds the table, its last drop folds it.
+        let_go(&self.recorded, unsafe { ManuallyDrop::take(&mut self.table) });
     }
 }
 

@@ -155,16 +155,13 @@ impl OwnerLock {
     /// may call this, and only where [`barrier::init`] returned true.
     #[inline]
     pub fn lock_owner(&self) -> Taken {
-        // Only the owner sets `busy`: finding it set means this thread entered the slot
-        // again from inside its own critical section.
+        if self.try_lock_owner() {
+            return Taken::Owner;
+        }
+        // Only the owner sets `busy` (and `try_lock_owner` cleared what it set): finding it
+        // set means this thread entered the slot again from inside its own critical section.
         if self.busy.load(Ordering::Relaxed) {
             owner_reentered();
-        }
-        self.busy.store(true, Ordering::Relaxed);
-        barrier::light();
-        // Acquire: if a remote just finished, see what it did to the slot.
-        if !self.req.load(Ordering::Acquire) {
-            return Taken::Owner;
         }
         self.owner_back_off()
     }
@@ -228,7 +225,7 @@ impl OwnerLock {
         }
         self.busy.store(true, Ordering::Relaxed);
         barrier::light();
-        // Acquire, as `lock_owner`.
+        // Acquire: if a remote just finished, see what it did to the slot.
         if !self.req.load(Ordering::Acquire) {
             return true;
         }
@@ -236,9 +233,10 @@ impl OwnerLock {
         false
     }
 
+    /// The owner's way in when `req` is set: through the spin lock (`busy` is clear:
+    /// [`OwnerLock::try_lock_owner`] left it so).
     #[cold]
     fn owner_back_off(&self) -> Taken {
-        self.busy.store(false, Ordering::Release);
         self.lock.lock();
         // The owner is the only thread that enters through the owner flag, so holding the
         // spin lock excludes everyone, whatever the mode.
