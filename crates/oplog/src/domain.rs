@@ -7,7 +7,7 @@
 use crate::backlog::Backlogs;
 use crate::cache_stats::{CacheCounters, CacheStats};
 use crate::log::LogKind;
-use crate::object::{ObjectSlab, Thresholds};
+use crate::object::{ObjectSlab, Solo, Thresholds};
 use crate::readers::Readers;
 
 use crate::object::SlotData;
@@ -241,6 +241,9 @@ pub struct Domain<L: LogKind> {
     pub(crate) representation: Representation,
     /// The adaptive policy's thresholds for this domain's slots.
     pub(crate) thresholds: Thresholds,
+    /// Whether a counter that one core alone updates costs less logged than direct here
+    /// (kinds with a lock-free direct log; measured on first use, `object::solo`).
+    pub(crate) solo: Solo,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `object::log_cache`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -308,6 +311,7 @@ impl<L: LogKind> Domain<L> {
             commit_wait: L::ORDERED && (commit_wait || !clock.raw_order_is_causal()),
             representation,
             thresholds,
+            solo: Solo::default(),
             clock,
             slots,
             backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),

@@ -1,6 +1,7 @@
 //! The adaptive policy's switches of counters, through the public API: a direct counter
-//! updated by several threads goes back to logged; a logged counter updated by one thread
-//! goes direct, one updated by two threads stays logged.
+//! updated by several threads goes back to logged; a logged counter updated by two threads
+//! stays logged. (What a counter updated by one thread does depends on what its domain
+//! measured on the host: `object`'s unit tests set each answer.)
 //!
 //! Alone in its file on purpose: the policy counts changes of updater by a 2-bit tag each
 //! thread takes on its first direct update, so the two threads of a test must take
@@ -77,14 +78,6 @@ fn take_turns(threads: usize, turns: usize, each: impl Fn(usize, usize) + Sync) 
 /// falls in each of its blocks.
 fn alternate_blocks(counter: &Counter, threads: usize, blocks: usize) {
     take_turns(threads, blocks, |_, _| (0..SAMPLE_EVERY).for_each(|_| counter.inc()));
-}
-
-/// A counter that only one thread updates goes direct without a read (no flush tells: its
-/// log never fills): the sampled update sees no other core's bit in the mask. Its direct
-/// updates then fold into the direct log, one atomic add each, and a read sees them all.
-#[test]
-fn a_counter_updated_by_one_thread_goes_direct_without_a_read() {
-    assert_eq!(ends_in(1, 8), Representation::Direct);
 }
 
 /// A counter that two threads (two cores of a per-thread domain) update stays logged, each

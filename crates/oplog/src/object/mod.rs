@@ -148,9 +148,12 @@
 //! then it adds without the lock too, so that one thread's updates never write the
 //! entry's line, which neighbouring objects share), and a sampled logged one looks at the
 //! core mask: no other core's bit counts towards direct, as a flush from one core does
-//! (`Obj::observe_sampled_update`), since a counter that one thread updates costs one
-//! atomic add direct and more logged (one thread incrementing one counter: 270M updates
-//! per second logged, 430M direct, 440M for an `AtomicU64`).
+//! (`Obj::observe_sampled_update`), where a counter that one thread updates costs less
+//! direct (one atomic add) than logged. That depends on the processor, by about three
+//! times either way (one thread incrementing one counter: on the AMD host 270M updates per
+//! second logged, 430M direct, 440M for an `AtomicU64`; on an Intel Xeon 330M logged, 100M
+//! direct, 150M for an `AtomicU64`), so each domain measures it, the first time the policy
+//! asks (`solo`), and where logging costs less such a counter stays logged.
 //!
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
 //! moved by what its lock holders observe (reads, flushes of full logs, evictions, direct
@@ -190,7 +193,7 @@
 //! So an object updated by a single thread is direct whatever its mix: logging saves one
 //! core no more than its lock, and a direct update costs less than a push (measured with
 //! `read-mix` at one thread, 2026-11-25: direct 139M updates/s, logged 90M, at 100 %
-//! updates). Updates from several threads move the object's lines at every direct update,
+//! updates), except a counter where its domain measured the opposite (above). Updates from several threads move the object's lines at every direct update,
 //! so an object they share is direct only while reads come about as often as updates
 //! (fewer than about four changes of updater between reads, eight with barriers). Both
 //! directions need the signal twice or more in a row, against flapping.
@@ -232,8 +235,10 @@
 
 mod eviction;
 mod log_cache;
+mod solo;
 
 pub(crate) use log_cache::SlotData;
+pub(crate) use solo::Solo;
 
 use crate::backlog::Parked;
 use crate::cache_stats::Event;
@@ -586,11 +591,27 @@ impl OpLog<CounterLog> {
             obj.update_direct(delta, seen);
         } else {
             match d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
-                Some(pushes) if pushes % SAMPLE_EVERY == LOGGED_SAMPLE => obj.observe_sampled_update(),
+                Some(pushes) if pushes % SAMPLE_EVERY == LOGGED_SAMPLE => self.observe_sampled_fold(),
                 Some(_) => {}
                 None => self.add_declined(delta),
             }
         }
+    }
+
+    /// The sampled update of a logged counter that folded ([`SAMPLE_EVERY`]): measures, if
+    /// the adaptive policy may need it and nothing was measured yet, whether a counter that
+    /// one core alone updates costs less logged or direct here ([`solo`]), then shows the
+    /// update to the policy ([`Obj::observe_sampled_update`]).
+    #[cold]
+    #[inline(never)]
+    fn observe_sampled_fold(&self) {
+        let obj = self.obj();
+        let d = obj.domain();
+        if d.representation == Representation::Adaptive && d.solo.unmeasured() {
+            let (index, key) = (obj.slot_index(d.slot_mask), obj.id() as usize);
+            d.solo.measure(|| d.slots.fold(index, key, 0).is_some());
+        }
+        obj.observe_sampled_update();
     }
 
     /// [`OpLog::add`] when the fold declined (the slot holds another object's log, or is
@@ -1449,7 +1470,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// [`THRASH_PUSHES`] operations each, which counts `weight` towards the switch to
     /// direct; otherwise logging pays, and the count restarts. The object lock is held.
     fn observe_evictions(self, lock: &mut ObjectLock<'a, L>, thrashing: bool, weight: u64) {
-        self.observe_logged(lock, if thrashing { weight } else { 0 });
+        if self.observe_logged(lock, if thrashing { weight } else { 0 }) {
+            self.domain().solo.thrashed();
+        }
     }
 
     /// The adaptive policy's view of a full log applied or handed off (module docs,
@@ -1462,10 +1485,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// The adaptive policy's view of a logged object at a sampled update ([`SAMPLE_EVERY`])
     /// of a kind with a lock-free direct log, whose updates write nothing else it sees: if
-    /// no other core's bit is in the mask, only the calling thread logs the object (and a
-    /// direct update, one atomic read-modify-write, costs less than a push), which counts
-    /// towards direct as a flush from one core does; otherwise logging pays. A try-lock:
-    /// a holder's work is an observation of its own.
+    /// no other core's bit is in the mask, only the calling thread logs the object, which
+    /// counts towards direct as a flush from one core does, where a direct update (one
+    /// atomic read-modify-write) costs less than a logged one; where the domain measured
+    /// the opposite, the object stays logged and nothing is counted, unless the domain's
+    /// hot objects outnumber its log cache ([`solo`]). If other
+    /// cores log it, logging pays. A try-lock: a holder's work is an observation of its own.
     #[cold]
     #[inline(never)]
     fn observe_sampled_update(self) {
@@ -1476,22 +1501,31 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let Some(core) = d.slots.caller_core() else { return };
         // Nothing to count and no score to reset: no write (the word's line stays shared
         // between the cores that log the object).
-        if self.others_log(core, Ordering::Relaxed) && self.get().word.holders(Ordering::Relaxed) & SCORE == 0 {
+        if self.others_log(core, Ordering::Relaxed) {
+            if self.get().word.holders(Ordering::Relaxed) & SCORE == 0 {
+                return;
+            }
+        } else if d.solo.stays_logged(d.slot_mask + 1) {
             return;
         }
         let Some(mut lock) = self.try_lock() else { return };
-        self.observe_flush(&mut lock, !self.others_log(core, Ordering::Relaxed));
+        let one_core = !self.others_log(core, Ordering::Relaxed);
+        if !(one_core && d.solo.stays_logged(d.slot_mask + 1)) {
+            self.observe_flush(&mut lock, one_core);
+        }
     }
 
     /// The logged representation's step ([`logged_step`]) at an observation other than a
-    /// read, weighing `weight` towards direct. The object lock is held.
-    fn observe_logged(self, lock: &mut ObjectLock<'a, L>, weight: u64) {
+    /// read, weighing `weight` towards direct; whether it switches the object to direct.
+    /// The object lock is held.
+    fn observe_logged(self, lock: &mut ObjectLock<'a, L>, weight: u64) -> bool {
         let now = self.get().word.holders(Ordering::Relaxed);
         if self.domain().representation != Representation::Adaptive || now & DIRECT != 0 {
-            return;
+            return false;
         }
         let (direct, score) = logged_step((now & SCORE) >> SCORE_SHIFT, weight);
         self.set_policy(lock, now, direct, score, false);
+        direct
     }
 
     /// Makes the unlock of `lock` leave the object in the representation `direct` with the
@@ -1735,7 +1769,7 @@ fn thread_tag() -> u64 {
 /// slot or returned by the restartable sequence, where a thread-local countdown cost two
 /// threads incrementing one counter 10–15 %) looks at which cores log the object
 /// ([`Obj::observe_sampled_update`]), so that an object updated by one thread goes direct
-/// without a read. (Under loom every other update, so that models reach both paths.)
+/// without a read, where that costs less ([`solo`]). (Under loom every other update, so that models reach both paths.)
 const SAMPLE_EVERY: u32 = if cfg!(loom) { 2 } else { 64 };
 /// Where in its period ([`SAMPLE_EVERY`]) a slot's count of pushes samples a logged update:
 /// half-way, so that a log's first push makes no observation (under loom, its second).
@@ -2108,6 +2142,51 @@ mod tests {
             release_tx.send(()).unwrap();
         });
         assert_eq!(o.read(|v| *v), 5);
+    }
+
+    /// A counter of a per-thread domain whose measurement ([`solo`]) said `logged`, after
+    /// one thread's 8 × [`SAMPLE_EVERY`] increments with no read: the representation it
+    /// ends in, once its total is checked.
+    fn one_thread_counter_ends_in(logged: bool) -> Representation {
+        let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
+        d.solo.set(logged);
+        assert_eq!(d.solo.stays_logged(d.slot_mask + 1), logged);
+        let c = OpLog::with_domain(&d, 0);
+        let n = 8 * SAMPLE_EVERY as i64;
+        // In a thread of its own: each thread samples its updates from its first one on.
+        std::thread::scope(|s| {
+            s.spawn(|| (0..n).for_each(|_| c.add(1)));
+        });
+        let ended = c.representation();
+        assert_eq!(c.read(|v| *v), n);
+        ended
+    }
+
+    /// A counter that only one thread updates goes direct without a read (no flush tells:
+    /// its log never fills) where a direct update costs less than a logged one: the sampled
+    /// updates see no other core's bit in the mask. Its direct updates then add to the
+    /// direct log, one atomic add each, and a read sees them all. Where a logged one costs
+    /// less, it stays logged.
+    #[test]
+    fn a_counter_updated_by_one_thread_goes_direct_where_that_costs_less() {
+        assert_eq!(one_thread_counter_ends_in(false), Representation::Direct);
+        assert_eq!(one_thread_counter_ends_in(true), Representation::Logged);
+    }
+
+    /// The first sampled update of a logged counter in an adaptive domain measures
+    /// ([`solo`]); a domain pinned to a representation never needs to.
+    #[test]
+    fn the_first_sampled_update_measures_what_one_core_costs() {
+        for (representation, measured) in [(Representation::Adaptive, true), (Representation::Logged, false)] {
+            let d =
+                Domain::<CounterLog>::new(Config::per_thread().max_threads(2).representation(representation)).unwrap();
+            let c = OpLog::with_domain(&d, 0);
+            std::thread::scope(|s| {
+                s.spawn(|| (0..SAMPLE_EVERY).for_each(|_| c.add(1)));
+            });
+            assert_eq!(!d.solo.unmeasured(), measured, "{representation:?}");
+            assert_eq!(c.read(|v| *v), SAMPLE_EVERY as i64, "the measurement's folds of 0 change nothing");
+        }
     }
 
     /// Adds to a `u64`; its operations commute, so a core's log may be applied alone.
