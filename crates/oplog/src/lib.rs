@@ -24,9 +24,12 @@
 //! By default each object adapts to its own mix ([`Representation::Adaptive`]): logged
 //! while updates from several threads come between reads (or reads are rare), applied in
 //! place under a lock (like a mutex) while reads are frequent or one thread does the
-//! updating, unless its log absorbs much of what one thread pushes (a [`Counter`]'s log
-//! folds every increment into one value; an rmap's unmap cancels its map), which a direct
-//! update would have to do. [`OpLog::representation`] says which it is in now.
+//! updating, unless its log absorbs much of what one thread pushes (an rmap's unmap
+//! cancels its map), which a direct update would have to do. A [`Counter`] that one thread
+//! updates stays logged where its domain measures a logged increment cheaper than a direct
+//! one (an atomic add: on the Intel Xeons we measured, a logged increment costs a third of
+//! it; on the AMD host, more), and goes direct elsewhere. [`OpLog::representation`] says
+//! which it is in now.
 //!
 //! **Choosing.** OpLog pays off where several cores update one object between reads; where
 //! one thread does most of the work, or reads are as frequent as updates, a `Mutex` around
@@ -46,11 +49,10 @@
 //! bimodal at 99 %: the logged representation runs at 20M or 65M ops/s from one minute to
 //! the next, while a `Mutex` stays at about 30M). On a 16-core Xeon (2026-11-27, README
 //! "On 16 cores") the default led every baseline at every mix at 2 and 4 threads
-//! (1.13–12.5x), and at one thread all but 50 % (0.88x `Mutex`); mixes of 1–90 % updates at
-//! 8–16 threads reach only 0.20–0.63x `node-replication`, whose readers read a local
-//! replica (1 % updates at 16 threads: 0.40–0.47x since a read waiting for the lock takes
-//! the concurrent path once the bias is back). The open issue on read/update mixes tracks
-//! the gap. Pin a representation for the whole domain with [`Config::representation`] when
+//! (1.13–29.9x), and at one thread all but 50 % (0.82x `Mutex`); mixes of 10–90 % updates
+//! at 8–16 threads reach only 0.20–0.66x `node-replication`, whose readers read a local
+//! replica (1 % updates: 1.02x at 8 threads, 0.41x at 16). The open issue on read/update
+//! mixes tracks the gap. Pin a representation for the whole domain with [`Config::representation`] when
 //! you know the mix ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
 //!
