@@ -198,7 +198,8 @@
 //! So an object updated by a single thread is direct whatever its mix: logging saves one
 //! core no more than its lock, and a direct update costs less than a push (measured with
 //! `read-mix` at one thread, 2026-11-25: direct 139M updates/s, logged 90M, at 100 %
-//! updates), except a counter where its domain measured the opposite (above). Updates from several threads move the object's lines at every direct update,
+//! updates), except a counter where its domain measured the opposite (above). Updates
+//! from several threads move the object's lines at every direct update,
 //! so an object they share is direct only while reads come about as often as updates
 //! (fewer than about four changes of updater between reads, eight with barriers). Both
 //! directions need the signal twice or more in a row, against flapping.
@@ -1510,8 +1511,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// counts towards direct as a flush from one core does, where a direct update (one
     /// atomic read-modify-write) costs less than a logged one; where the domain measured
     /// the opposite, the object stays logged and nothing is counted, unless the domain's
-    /// hot objects outnumber its log cache ([`solo`]). If other
-    /// cores log it, logging pays. A try-lock: a holder's work is an observation of its own.
+    /// hot objects outnumber its log cache ([`solo`]). If other cores log it, logging
+    /// pays. A try-lock: a holder's work is an observation of its own.
     #[cold]
     #[inline(never)]
     fn observe_sampled_update(self) {
@@ -1790,7 +1791,8 @@ fn thread_tag() -> u64 {
 /// slot or returned by the restartable sequence, where a thread-local countdown cost two
 /// threads incrementing one counter 10–15 %) looks at which cores log the object
 /// ([`Obj::observe_sampled_update`]), so that an object updated by one thread goes direct
-/// without a read, where that costs less ([`solo`]). (Under loom every other update, so that models reach both paths.)
+/// without a read, where that costs less ([`solo`]). (Under loom every other update, so
+/// that models reach both paths.)
 const SAMPLE_EVERY: u32 = if cfg!(loom) { 2 } else { 64 };
 /// Where in its period ([`SAMPLE_EVERY`]) a slot's count of pushes samples a logged update:
 /// half-way, so that a log's first push makes no observation (under loom, its second).
