@@ -2212,6 +2212,45 @@ mod tests {
         }
     }
 
+    /// An object whose state takes a line or more has its word alone at the end of a
+    /// cache line and its state from the next line on (`crate::slab`), with no other
+    /// object on those lines; objects with a small state are packed one after the other.
+    #[test]
+    fn a_large_state_keeps_its_word_on_a_line_of_its_own() {
+        type Big = Object<crate::Unordered<AddToTable>>;
+        type Small = Object<crate::Unordered<AddAlone>>;
+        let big = Domain::<crate::Unordered<AddToTable>>::new(Config::per_thread()).unwrap();
+        let objects: Vec<_> = (0..3).map(|_| OpLog::with_domain(&big, [0u64; 64])).collect();
+        let head = std::mem::offset_of!(Big, state);
+        let mut spans: Vec<_> = objects
+            .iter()
+            .map(|o| {
+                let word = std::ptr::from_ref(o.obj().get()).addr();
+                assert_eq!((word + head) % 64, 0, "the word ends a line, the state starts the next");
+                (word + head - 64, word + std::mem::size_of::<Big>())
+            })
+            .collect();
+        spans.sort_unstable();
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "objects share no line: {spans:?}");
+        objects[1].update(AddToTable(3));
+        assert_eq!(objects[1].read(|t| t[3]), 1);
+        let d = Domain::<crate::Unordered<AddAlone>>::new(Config::per_thread()).unwrap();
+        let (a, b) = (OpLog::with_domain(&d, 0), OpLog::with_domain(&d, 0));
+        let gap = std::ptr::from_ref(b.obj().get()).addr().abs_diff(std::ptr::from_ref(a.obj().get()).addr());
+        assert_eq!(gap, std::mem::size_of::<Small>(), "small states are packed");
+    }
+
+    /// Adds 1 to one counter of a table that takes eight lines.
+    struct AddToTable(usize);
+
+    impl crate::Update for AddToTable {
+        type Target = [u64; 64];
+        const APPLY_ALONE: bool = true;
+        fn exec(self, t: &mut [u64; 64]) {
+            t[self.0] += 1;
+        }
+    }
+
     /// Adds to a `u64`; its operations commute, so a core's log may be applied alone.
     struct AddAlone(u64);
 
