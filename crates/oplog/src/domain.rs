@@ -311,7 +311,7 @@ impl<L: LogKind> Domain<L> {
             commit_wait: L::ORDERED && (commit_wait || !clock.raw_order_is_causal()),
             representation,
             thresholds,
-            solo: Solo::default(),
+            solo: Solo::new(cache_slots),
             clock,
             slots,
             backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),

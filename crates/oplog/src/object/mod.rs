@@ -1527,12 +1527,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if self.get().word.holders(Ordering::Relaxed) & SCORE == 0 {
                 return;
             }
-        } else if d.solo.stays_logged(d.slot_mask + 1) {
+        } else if d.solo.stays_logged() {
             return;
         }
         let Some(mut lock) = self.try_lock() else { return };
         let one_core = !self.others_log(core, Ordering::Relaxed);
-        if !(one_core && d.solo.stays_logged(d.slot_mask + 1)) {
+        if !(one_core && d.solo.stays_logged()) {
             self.observe_flush(&mut lock, one_core);
         }
     }
@@ -2173,7 +2173,7 @@ mod tests {
     fn one_thread_counter_ends_in(logged: bool) -> Representation {
         let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
         d.solo.set(logged);
-        assert_eq!(d.solo.stays_logged(d.slot_mask + 1), logged);
+        assert_eq!(d.solo.stays_logged(), logged);
         let c = OpLog::with_domain(&d, 0);
         let n = 8 * SAMPLE_EVERY as i64;
         // In a thread of its own: each thread samples its updates from its first one on.

@@ -45,12 +45,12 @@ use std::time::Instant;
 /// The share of a core's log-cache slots (one in this many) whose worth of objects
 /// switched to direct by evictions makes counters that one core alone updates go direct
 /// whatever was measured (module docs).
-pub(crate) const THRASHED_SHARE: usize = 4;
+const THRASHED_SHARE: usize = 4;
 
 /// Rounds of each side of the measurement; the fastest round of each counts.
-pub(crate) const SOLO_ROUNDS: usize = 5;
+const SOLO_ROUNDS: usize = 5;
 /// Operations per round.
-pub(crate) const SOLO_OPS: usize = 64;
+const SOLO_OPS: usize = 64;
 
 const UNMEASURED: u8 = 0;
 const LOGGED: u8 = 1;
@@ -60,20 +60,30 @@ const DIRECT: u8 = 2;
 /// one core alone updates; and how many objects evictions switched to direct. (Plain std
 /// atomics: a cache of a measurement and a statistic, never part of a modelled
 /// interleaving; the count is written only at such a switch.)
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Solo {
     answer: AtomicU8,
     thrashed: AtomicUsize,
+    /// The count of [`Solo::thrashed`] objects from which the answer is direct: a
+    /// [`THRASHED_SHARE`] of a core's log-cache slots.
+    thrash_limit: usize,
 }
 
 impl Solo {
-    /// Whether a counter updated by one core alone should stay logged in a domain of
-    /// `cache_slots` slots per core: measured so here, and the hot objects did not outgrow
-    /// the cache (module docs). False while unmeasured.
+    /// Unmeasured, for a domain of `cache_slots` slots per core.
+    pub(crate) fn new(cache_slots: usize) -> Self {
+        Solo {
+            answer: AtomicU8::new(UNMEASURED),
+            thrashed: AtomicUsize::new(0),
+            thrash_limit: cache_slots.div_ceil(THRASHED_SHARE),
+        }
+    }
+
+    /// Whether a counter updated by one core alone should stay logged: measured so here,
+    /// and the hot objects did not outgrow the cache (module docs). False while unmeasured.
     #[inline]
-    pub(crate) fn stays_logged(&self, cache_slots: usize) -> bool {
-        self.answer.load(Ordering::Relaxed) == LOGGED
-            && self.thrashed.load(Ordering::Relaxed) < cache_slots.div_ceil(THRASHED_SHARE)
+    pub(crate) fn stays_logged(&self) -> bool {
+        self.answer.load(Ordering::Relaxed) == LOGGED && self.thrashed.load(Ordering::Relaxed) < self.thrash_limit
     }
 
     /// Whether nothing was measured yet.
@@ -125,8 +135,8 @@ mod tests {
 
     #[test]
     fn a_declined_fold_leaves_it_unmeasured_and_an_answer_is_kept() {
-        let solo = Solo::default();
-        assert!(solo.unmeasured() && !solo.stays_logged(256));
+        let solo = Solo::new(256);
+        assert!(solo.unmeasured() && !solo.stays_logged());
         solo.measure(|| false);
         assert!(solo.unmeasured(), "a fold declined");
         // A fold that costs far more than an atomic add: direct.
@@ -134,20 +144,22 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_micros(1));
             true
         });
-        assert!(!solo.unmeasured() && !solo.stays_logged(256));
+        assert!(!solo.unmeasured() && !solo.stays_logged());
         solo.set(true);
-        assert!(solo.stays_logged(256));
+        assert!(solo.stays_logged());
     }
 
     /// Once a quarter of a cache's worth of objects switched to direct by evictions, the
     /// measured answer no longer keeps counters logged.
     #[test]
     fn objects_that_outgrow_the_cache_make_counters_go_direct() {
-        let solo = Solo::default();
-        solo.set(true);
-        (0..63).for_each(|_| solo.thrashed());
-        assert!(solo.stays_logged(256));
-        solo.thrashed();
-        assert!(!solo.stays_logged(256) && solo.stays_logged(512));
+        let (solo, larger) = (Solo::new(256), Solo::new(512));
+        for s in [&solo, &larger] {
+            s.set(true);
+            (0..63).for_each(|_| s.thrashed());
+            assert!(s.stays_logged());
+            s.thrashed();
+        }
+        assert!(!solo.stays_logged() && larger.stays_logged());
     }
 }
