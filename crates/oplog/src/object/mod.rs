@@ -43,7 +43,10 @@
 //!    [`crate::Update::APPLY_ALONE`] for queue kinds) do better: the owner try-locks the
 //!    object and, if it is free, takes its own log out and applies it after unlocking the
 //!    slot (the log's lines are in its own cache: measured, applying another core's log
-//!    costs more than the rest of the update path). If the lock is busy (another core
+//!    costs more than the rest of the update path). If another core logs the object too,
+//!    the owner lets its log grow to a few times the limit first ([`SHARED_FACTOR`]):
+//!    each apply then moves the instance's lines from the core that applied last, and
+//!    longer logs pay for that less often. If the lock is busy (another core
 //!    applies its own log), the log stays in the slot and keeps growing, its owner trying
 //!    the lock again every few pushes, up to a few times the limit ([`OVERFULL_FACTOR`]);
 //!    only then does it go to the backlog, and a full backlog is applied alone, taking no
@@ -347,10 +350,23 @@ const HARD_LIMIT_FACTOR: usize = 4;
 /// 2026-11-27): on the 2-core AMD host, two threads went from 60–64M to 68–73M updates/s
 /// in the host's slower mode and did not change in its faster one (120–150M); on the
 /// 16-core Intel machine, medians of four runs went from 58M to 59M at 2 threads, 71M to
-/// 67M at 4, 75M to 89M at 8 and 79M to 82M at 16. (16 times the length, retried every 32
-/// pushes, did no better.) The slot's memory bound grows by the same factor, for objects
-/// whose logs may be applied alone.
-const OVERFULL_FACTOR: usize = 4;
+/// 67M at 4, 75M to 89M at 8 and 79M to 82M at 16. Twice [`SHARED_FACTOR`], so that two
+/// owners whose shared logs fall due together both keep theirs while one applies (with
+/// the cap at [`SHARED_FACTOR`] itself, a quarter of the shared logs were handed off). The
+/// slot's memory bound grows by the same factor, for objects whose logs may be applied
+/// alone.
+const OVERFULL_FACTOR: usize = 2 * SHARED_FACTOR;
+
+/// A log that may be applied alone, of an object that another core logs too, falls due
+/// at this many times the domain's log length, not at the length itself (module docs,
+/// "Update" step 5): each apply by its owner first takes the instance's lines from the
+/// core that applied last, a cost a longer log shares among more updates. Measured with
+/// two pinned threads pushing to one object holding `read-mix`'s table of 64 counters
+/// (Intel Xeon 2-core host, 2026-11-27, eight alternated runs of each): 98–115M updates/s
+/// at the length (128) → 124–136M at 3 times → 134–140M at 4 (a cap of 8) → 137–149M at
+/// 8 (a cap of 16); in the host's faster mode, 130–144M → 160–210M at 4. One thread's
+/// logs, and those of an object only one core logs, fall due at the length as before.
+const SHARED_FACTOR: usize = 4;
 
 /// Pushes between an over-full log's tries of the object lock ([`OVERFULL_FACTOR`]).
 const OVERFULL_RETRY: usize = 8;
@@ -770,7 +786,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let stamp = self.stamp(&mut guard, core);
         guard.pushes = guard.pushes.wrapping_add(1);
         let sampled = <L::Direct as DirectLog<L>>::LOCK_FREE && guard.pushes % SAMPLE_EVERY == LOGGED_SAMPLE;
-        let full = self.full_len(L::push(&mut guard.log, op, stamp));
+        let full = self.full_len(L::push(&mut guard.log, op, stamp), core);
         if full != 0 {
             return self.finish_append(guard, core, stamp, full, None, None);
         }
@@ -813,25 +829,37 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 guard.publish(self.id() as usize);
             }
             guard.pushes = guard.pushes.wrapping_add(1);
-            let full = self.full_len(L::push(&mut guard.log, op, stamp));
+            let full = self.full_len(L::push(&mut guard.log, op, stamp), core);
             return self.finish_append(guard, core, stamp, full, eviction, deferred);
         }
     }
 
     /// What [`Obj::finish_append`] takes of a push that left `len` entries in its log:
     /// `len` if the log is due for its hand-off or apply (module docs, "Update" step 5),
-    /// else 0. A log is due at the domain's limit; one that may be applied alone and that
-    /// its owner keeps while the lock is taken is due again every [`OVERFULL_RETRY`]
-    /// pushes and at [`OVERFULL_FACTOR`] times the limit. (A log that folds its operations
+    /// else 0. A log is due at the domain's limit; one that may be applied alone is due
+    /// there only if no other core logs the object, else at [`SHARED_FACTOR`] times the
+    /// limit, and, while its owner keeps it because the lock is taken, again every
+    /// [`OVERFULL_RETRY`] pushes, and at [`OVERFULL_FACTOR`] times the limit whatever else. (A log that folds its operations
     /// into a fixed-size value, whose push returns 0, is never due: the test then folds
     /// away at compile time.)
     #[inline(always)]
-    fn full_len(self, len: usize) -> usize {
+    fn full_len(self, len: usize, core: usize) -> usize {
         let max = self.domain().max_log_len;
         let due = len != 0
             && len >= max
-            && (!L::APPLY_ALONE || (len - max).is_multiple_of(OVERFULL_RETRY) || len >= OVERFULL_FACTOR * max);
+            && (!L::APPLY_ALONE
+                || len >= OVERFULL_FACTOR * max
+                || ((len - max).is_multiple_of(OVERFULL_RETRY) && self.apply_alone_due(len, max, core)));
         if due { len } else { 0 }
+    }
+
+    /// [`Obj::full_len`] of a log that may be applied alone, `len` entries long, at a
+    /// retry point over the limit `max`: due if no other core logs the object, else from
+    /// [`SHARED_FACTOR`] times the limit.
+    #[cold]
+    #[inline(never)]
+    fn apply_alone_due(self, len: usize, max: usize, core: usize) -> bool {
+        len >= SHARED_FACTOR * max || !self.others_log(core, Ordering::Relaxed)
     }
 
     /// The stamp of an update in the entered slot of `core`: the clock, raised to the
@@ -2260,6 +2288,40 @@ mod tests {
         fn exec(self, t: &mut u64) {
             *t += self.0;
         }
+    }
+
+    /// A log that may be applied alone is applied by its owner at the log length while no
+    /// other core logs its object, and at `SHARED_FACTOR` times the length once another
+    /// one does; nothing is lost either way.
+    #[test]
+    fn a_log_another_core_shares_is_applied_at_a_few_times_the_length() {
+        const LEN: usize = 8;
+        let config = Config::per_thread().max_log_len(LEN).representation(Representation::Logged);
+        let d = Domain::<crate::Unordered<AddAlone>>::new(config).unwrap();
+        let o = OpLog::with_domain(&d, 0);
+        let applied = || d.cache_stats().updates;
+        (0..LEN).for_each(|_| o.update(AddAlone(1)));
+        assert_eq!(applied(), LEN as u64, "alone: applied at the length");
+        let ((logged_tx, logged_rx), (done_tx, done_rx)) = (mpsc::channel(), mpsc::channel::<()>());
+        std::thread::scope(|s| {
+            // Dropped if an assertion fails, which lets the other thread end.
+            let done_tx = done_tx;
+            let o = &o;
+            // Another thread (a core of its own in a per-thread domain) logs the object and
+            // keeps its slot until the end.
+            s.spawn(move || {
+                o.update(AddAlone(1));
+                logged_tx.send(()).unwrap();
+                let _ = done_rx.recv();
+            });
+            logged_rx.recv().unwrap();
+            (1..SHARED_FACTOR * LEN).for_each(|_| o.update(AddAlone(1)));
+            assert_eq!(applied(), LEN as u64, "shared: kept past the length");
+            o.update(AddAlone(1));
+            assert_eq!(applied(), ((1 + SHARED_FACTOR) * LEN) as u64, "shared: applied at the factor");
+            done_tx.send(()).unwrap();
+        });
+        assert_eq!(o.read(|v| *v), ((1 + SHARED_FACTOR) * LEN + 1) as u64);
     }
 
     /// A full log that may be applied alone stays in its slot while another thread holds
