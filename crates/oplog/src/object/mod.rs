@@ -345,16 +345,16 @@ const HARD_LIMIT_FACTOR: usize = 4;
 /// docs, "Update" step 5). A log handed off to the backlog is applied later by another
 /// core, from lines in this core's cache, and passes through the domain's backlog table:
 /// with two threads pushing to one object of `read-mix`'s table, a quarter to half of the
-/// full logs were handed off, and keeping them cut that to under 1 %. Measured against
-/// handing off at once (`read-mix`'s `oplog` at 100 % updates, runs alternated,
-/// 2026-11-27): on the 2-core AMD host, two threads went from 60–64M to 68–73M updates/s
-/// in the host's slower mode and did not change in its faster one (120–150M); on the
-/// 16-core Intel machine, medians of four runs went from 58M to 59M at 2 threads, 71M to
-/// 67M at 4, 75M to 89M at 8 and 79M to 82M at 16. Twice [`SHARED_FACTOR`], so that two
-/// owners whose shared logs fall due together both keep theirs while one applies (with
-/// the cap at [`SHARED_FACTOR`] itself, a quarter of the shared logs were handed off). The
-/// slot's memory bound grows by the same factor, for objects whose logs may be applied
-/// alone.
+/// full logs were handed off, and keeping them cut that to under 1 %. Measured with a cap
+/// of 4 times against handing off at once (`read-mix`'s `oplog` at 100 % updates, runs
+/// alternated, 2026-11-27, before [`SHARED_FACTOR`]): on the 2-core AMD host, two
+/// threads went from 60–64M to 68–73M updates/s in the host's slower mode and did not
+/// change in its faster one (120–150M); on the 16-core Intel machine, medians of four
+/// runs went from 58M to 59M at 2 threads, 71M to 67M at 4, 75M to 89M at 8 and 79M to
+/// 82M at 16. Twice [`SHARED_FACTOR`], so that two owners whose shared logs fall due
+/// together both keep theirs while one applies (with the cap at [`SHARED_FACTOR`]
+/// itself, a quarter of the shared logs were handed off). The slot's memory bound grows
+/// by the same factor, for objects whose logs may be applied alone.
 const OVERFULL_FACTOR: usize = 2 * SHARED_FACTOR;
 
 /// A log that may be applied alone, of an object that another core logs too, falls due
@@ -839,9 +839,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// else 0. A log is due at the domain's limit; one that may be applied alone is due
     /// there only if no other core logs the object, else at [`SHARED_FACTOR`] times the
     /// limit, and, while its owner keeps it because the lock is taken, again every
-    /// [`OVERFULL_RETRY`] pushes, and at [`OVERFULL_FACTOR`] times the limit whatever else. (A log that folds its operations
-    /// into a fixed-size value, whose push returns 0, is never due: the test then folds
-    /// away at compile time.)
+    /// [`OVERFULL_RETRY`] pushes, and at [`OVERFULL_FACTOR`] times the limit whatever
+    /// else. (A log that folds its operations into a fixed-size value, whose push returns
+    /// 0, is never due: the test then folds away at compile time.)
     #[inline(always)]
     fn full_len(self, len: usize, core: usize) -> usize {
         let max = self.domain().max_log_len;
