@@ -2290,37 +2290,54 @@ mod tests {
         }
     }
 
+    /// A per-thread domain pinned to logged, with logs of `len` that may be applied alone,
+    /// and an object in it.
+    fn alone_object(len: usize) -> (Arc<Domain<crate::Unordered<AddAlone>>>, OpLog<crate::Unordered<AddAlone>>) {
+        let config = Config::per_thread().max_log_len(len).representation(Representation::Logged);
+        let d = Domain::new(config).unwrap();
+        let o = OpLog::with_domain(&d, 0);
+        (d, o)
+    }
+
+    /// Runs `other` on another thread (a core of its own in a per-thread domain), then
+    /// `main` on this one while the other thread keeps what `other` returned; the other
+    /// thread ends once `main` returns or panics.
+    fn beside<T>(other: impl FnOnce() -> T + Send, main: impl FnOnce()) {
+        let ((ready_tx, ready_rx), (done_tx, done_rx)) = (mpsc::channel(), mpsc::channel::<()>());
+        std::thread::scope(|s| {
+            // Dropped if `main` panics, which lets the other thread end.
+            let done_tx = done_tx;
+            s.spawn(move || {
+                let _kept = other();
+                ready_tx.send(()).unwrap();
+                let _ = done_rx.recv();
+            });
+            ready_rx.recv().unwrap();
+            main();
+            done_tx.send(()).unwrap();
+        });
+    }
+
     /// A log that may be applied alone is applied by its owner at the log length while no
     /// other core logs its object, and at `SHARED_FACTOR` times the length once another
     /// one does; nothing is lost either way.
     #[test]
     fn a_log_another_core_shares_is_applied_at_a_few_times_the_length() {
         const LEN: usize = 8;
-        let config = Config::per_thread().max_log_len(LEN).representation(Representation::Logged);
-        let d = Domain::<crate::Unordered<AddAlone>>::new(config).unwrap();
-        let o = OpLog::with_domain(&d, 0);
+        let (d, o) = alone_object(LEN);
         let applied = || d.cache_stats().updates;
         (0..LEN).for_each(|_| o.update(AddAlone(1)));
         assert_eq!(applied(), LEN as u64, "alone: applied at the length");
-        let ((logged_tx, logged_rx), (done_tx, done_rx)) = (mpsc::channel(), mpsc::channel::<()>());
-        std::thread::scope(|s| {
-            // Dropped if an assertion fails, which lets the other thread end.
-            let done_tx = done_tx;
-            let o = &o;
-            // Another thread (a core of its own in a per-thread domain) logs the object and
-            // keeps its slot until the end.
-            s.spawn(move || {
+        // Another thread logs the object and keeps its slot until the end.
+        beside(
+            || o.update(AddAlone(1)),
+            || {
+                (1..SHARED_FACTOR * LEN).for_each(|_| o.update(AddAlone(1)));
+                assert_eq!(applied(), LEN as u64, "shared: kept past the length");
                 o.update(AddAlone(1));
-                logged_tx.send(()).unwrap();
-                let _ = done_rx.recv();
-            });
-            logged_rx.recv().unwrap();
-            (1..SHARED_FACTOR * LEN).for_each(|_| o.update(AddAlone(1)));
-            assert_eq!(applied(), LEN as u64, "shared: kept past the length");
-            o.update(AddAlone(1));
-            assert_eq!(applied(), ((1 + SHARED_FACTOR) * LEN) as u64, "shared: applied at the factor");
-            done_tx.send(()).unwrap();
-        });
+                assert_eq!(applied(), ((1 + SHARED_FACTOR) * LEN) as u64, "shared: applied at the factor");
+            },
+        );
         assert_eq!(o.read(|v| *v), ((1 + SHARED_FACTOR) * LEN + 1) as u64);
     }
 
@@ -2330,28 +2347,18 @@ mod tests {
     #[test]
     fn a_full_log_waits_in_its_slot_while_the_lock_is_taken() {
         const LEN: usize = 8;
-        let config = Config::per_thread().max_log_len(LEN).representation(Representation::Logged);
-        let d = Domain::<crate::Unordered<AddAlone>>::new(config).unwrap();
-        let o = OpLog::with_domain(&d, 0);
-        let ((held_tx, held_rx), (release_tx, release_rx)) = (mpsc::channel(), mpsc::channel::<()>());
-        std::thread::scope(|s| {
-            // Dropped if an assertion fails, which releases the other thread.
-            let release_tx = release_tx;
-            let o = &o;
-            s.spawn(move || {
-                let _guard = o.synchronize();
-                held_tx.send(()).unwrap();
-                let _ = release_rx.recv();
-            });
-            held_rx.recv().unwrap();
-            for i in 1..OVERFULL_FACTOR * LEN {
-                o.update(AddAlone(i as u64));
-            }
-            assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (0, 0), "the over-full log stays");
-            o.update(AddAlone((OVERFULL_FACTOR * LEN) as u64));
-            assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (1, 1), "handed off at the cap");
-            release_tx.send(()).unwrap();
-        });
+        let (d, o) = alone_object(LEN);
+        beside(
+            || o.synchronize(),
+            || {
+                for i in 1..OVERFULL_FACTOR * LEN {
+                    o.update(AddAlone(i as u64));
+                }
+                assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (0, 0), "the over-full log stays");
+                o.update(AddAlone((OVERFULL_FACTOR * LEN) as u64));
+                assert_eq!((d.backlogged_logs(), d.cache_stats().hand_offs), (1, 1), "handed off at the cap");
+            },
+        );
         let n = (OVERFULL_FACTOR * LEN) as u64;
         assert_eq!(o.read(|v| *v), n * (n + 1) / 2);
         assert_eq!(d.backlogged_logs(), 0);
