@@ -246,7 +246,9 @@ impl OwnerLock {
     /// An owner's entry through the spin lock of a slot that may be in spin mode (the rseq
     /// sequence saw `req`): `Some` if it is, with the lock held; `None` (lock released) if
     /// the request was a remote acquisition that has ended: try the owner path again.
-    #[cold]
+    /// Inline: an owner whose slot a remote taker keeps in spin mode comes here on every
+    /// entry.
+    #[inline(always)]
     pub fn enter_spin_mode(&self) -> Option<Taken> {
         self.lock.lock();
         if self.spin.load(Ordering::Relaxed) {
