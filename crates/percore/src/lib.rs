@@ -371,9 +371,8 @@ impl<S: Send> PerCore<S> {
                 // address is slot `index` of CPU `cpu`.
                 rseq::Enter::Entered(cpu, slot) => return (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner),
                 rseq::Enter::Requested(cpu) => {
-                    let (core, slot) = self.cpu_slot(cpu, index);
-                    if let Some(held) = slot.lock.enter_spin_mode() {
-                        return (core, slot, held);
+                    if let Some(entered) = self.enter_spin_mode(cpu, index) {
+                        return entered;
                     }
                 }
                 _ => {}
@@ -382,6 +381,16 @@ impl<S: Send> PerCore<S> {
         }
         let (core, slot) = self.cpu_slot(current_cpu(), index);
         (core, slot, slot.lock.lock_spin())
+    }
+
+    /// Enters slot `index` of CPU `cpu`, which the sequence found requested, through its
+    /// spin lock if it is in spin mode ([`OwnerLock::enter_spin_mode`]); `None` if a
+    /// remote acquisition held it instead.
+    #[cfg(any(percore_rseq, percore_trace))]
+    #[inline(always)]
+    fn enter_spin_mode(&self, cpu: usize, index: usize) -> Option<(usize, &Slot<S>, Taken)> {
+        let (core, slot) = self.cpu_slot(cpu, index);
+        slot.lock.enter_spin_mode().map(|held| (core, slot, held))
     }
 
     /// [`PerCore::enter_cpu`] on the restartable-sequence path when the first sequence did
@@ -399,17 +408,14 @@ impl<S: Send> PerCore<S> {
                 // live as long as `self`), and `index` is below every array's length, so
                 // the address is slot `index` of CPU `cpu`.
                 rseq::Enter::Entered(cpu, slot) => (cpu, unsafe { &*slot.cast::<Slot<S>>() }, Taken::Owner),
-                rseq::Enter::Requested(cpu) => {
-                    // In spin mode, or being taken remotely (then wait and retry).
-                    let (core, slot) = self.cpu_slot(cpu, index);
-                    match slot.lock.enter_spin_mode() {
-                        Some(held) => (core, slot, held),
-                        None => {
-                            backoff.snooze();
-                            continue;
-                        }
+                // In spin mode, or being taken remotely (then wait and retry).
+                rseq::Enter::Requested(cpu) => match self.enter_spin_mode(cpu, index) {
+                    Some(entered) => entered,
+                    None => {
+                        backoff.snooze();
+                        continue;
                     }
-                }
+                },
                 _ => {
                     let (core, slot) = self.cpu_slot(current_cpu(), index);
                     (core, slot, slot.lock.lock_remote())
