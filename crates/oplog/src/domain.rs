@@ -16,7 +16,7 @@ use ordo::Clock;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as StdOrdering};
 use std::sync::{Arc, OnceLock};
 
 /// How an object holds its updates (000 §2: switching between OpLog and a traditional
@@ -244,6 +244,12 @@ pub struct Domain<L: LogKind> {
     /// Whether a counter that one core alone updates costs less logged than direct here
     /// (kinds with a lock-free direct log; measured on first use, `object::solo`).
     pub(crate) solo: Solo,
+    /// Whether an apply showed that the kind has no global absorption, so that its logs
+    /// may be applied alone though it does not declare it
+    /// ([`LogKind::applied_without_global_absorption`]; `object`'s `Obj::applies_alone`).
+    /// Set once, never cleared: a property of the kind. (A plain std atomic: a cache of
+    /// what an apply showed, never part of a modelled interleaving.)
+    pub(crate) no_global_absorption: AtomicBool,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `object::log_cache`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -312,6 +318,7 @@ impl<L: LogKind> Domain<L> {
             representation,
             thresholds,
             solo: Solo::new(cache_slots),
+            no_global_absorption: AtomicBool::new(false),
             clock,
             slots,
             backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),

@@ -168,7 +168,8 @@
 //! the caller of [`OpLog::synchronize`] or [`OpLog::read`], or of the [`OpLog::update`]
 //! that ran the operations: one whose hand-off filled the object's backlog, one that
 //! applied its own backlog before taking a slot again, one that applied its own full log
-//! (kinds whose logs may be applied alone: [`Update::APPLY_ALONE`], the counter), one that
+//! (kinds whose logs may be applied alone: [`Update::APPLY_ALONE`], an [`Unordered`] kind
+//! that keeps the default [`Update::absorb_global`], the counter), one that
 //! applied a log it evicted from the cache (such kinds, or any log that was all the
 //! evicted object had logged), one whose eviction switched the evicted object to
 //! direct (the adaptive policy; the switch applies that object's logs), or a direct update

@@ -239,3 +239,51 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
         assert!(adds.iter().all(|o| o.read(|v| *v) == 6 * ROUNDS));
     }
 }
+
+/// An [`Unordered`] kind that keeps the default global absorption has its full logs applied
+/// alone by their owner, as a kind declaring `APPLY_ALONE` does, once a synchronize has
+/// applied something and so shown that the kind absorbs nothing globally; before that,
+/// and always for a kind with global absorption of its own (which may pair operations
+/// across cores' logs), a full log is handed off to the object's backlog.
+#[test]
+fn full_logs_are_applied_alone_once_an_apply_shows_no_global_absorption() {
+    use std::collections::VecDeque;
+    #[derive(Debug)]
+    struct Add(u64);
+    impl Update for Add {
+        type Target = u64;
+        fn exec(self, t: &mut u64) {
+            *t += self.0;
+        }
+    }
+    #[derive(Debug)]
+    struct Pairing(u64);
+    impl Update for Pairing {
+        type Target = u64;
+        fn exec(self, t: &mut u64) {
+            *t += self.0;
+        }
+        fn absorb_global(_: &u64, ops: &mut VecDeque<Self>) {
+            // An override, however small: OpLog cannot see what it pairs.
+            ops.retain(|op| op.0 != 0);
+        }
+    }
+    /// Hand-offs in a pinned-logged domain with logs of 4: `updates` updates, a read, as
+    /// many updates again; the last read's total.
+    fn hand_offs<U: Update<Target = u64>>(op: impl Fn() -> U) -> (u64, u64, u64) {
+        let d = Domain::<Unordered<U>>::new(
+            Config::per_thread().max_threads(2).max_log_len(4).representation(Representation::Logged),
+        )
+        .unwrap();
+        let o = OpLog::with_domain(&d, 0);
+        (0..8).for_each(|_| o.update(op()));
+        let first = d.cache_stats().hand_offs;
+        assert_eq!(o.read(|v| *v), 8);
+        let before = d.cache_stats();
+        (0..40).for_each(|_| o.update(op()));
+        let after = d.cache_stats().since(&before).hand_offs;
+        (first, after, o.read(|v| *v))
+    }
+    assert_eq!(hand_offs(|| Add(1)), (2, 0, 48), "default global absorption: applied alone after the first read");
+    assert_eq!(hand_offs(|| Pairing(1)), (2, 10, 48), "global absorption of its own: always handed off");
+}

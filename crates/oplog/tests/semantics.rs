@@ -200,6 +200,24 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
             assert_eq!(set.representation(), pinned);
         }
         assert_eq!(set.read(BTreeSet::len), 300);
+        // Two threads taking turns, no read: the count of changes of updater reaches its
+        // top (31) and stays there; a pinned object does not move.
+        let turn = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            for t in 0..2u64 {
+                let (set, turn) = (&set, &turn);
+                s.spawn(move || {
+                    for k in 0..100 {
+                        if k % 2 == t {
+                            set.update(SetOp::Add(1000 + k));
+                        }
+                        turn.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(set.representation(), pinned, "two threads taking turns");
+        assert_eq!(set.read(BTreeSet::len), 400);
     }
 }
 

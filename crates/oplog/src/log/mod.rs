@@ -28,6 +28,8 @@ mod queue;
 pub use counter::CounterLog;
 pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
 
+use crate::primitive::thread_local_const;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// A kind of per-core log (000 Figure 6: `Log::push`, `Log::apply`, `Log::try_absorb`).
@@ -68,6 +70,17 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// every core's log together (for example global absorption pairing a `remove` with its
     /// `add` from another core). Queue kinds take [`Update::APPLY_ALONE`].
     const APPLY_ALONE: bool = false;
+
+    /// Whether the [`LogKind::apply`] of `batch` that just returned showed that this kind's
+    /// logs may be applied alone after all, though [`LogKind::APPLY_ALONE`] is false: it
+    /// ran no global absorption (an [`Unordered`] kind, whose operations commute, with the
+    /// default [`Update::absorb_global`]). OpLog then treats the domain's objects as it
+    /// treats those of an `APPLY_ALONE` kind where a full or evicted log is applied (no
+    /// barrier, no other core's slot). Default false.
+    fn applied_without_global_absorption(batch: &Self::Batch) -> bool {
+        let _ = batch;
+        false
+    }
 
     /// Appends `op` to this core's `log` with timestamp `stamp`, or absorbs it into an
     /// entry already there. Returns the number of entries the log now holds; OpLog flushes
@@ -181,12 +194,21 @@ pub trait Update: Send + Sized + 'static {
     /// handed off by its owner, or evicted, is applied under the object lock without
     /// taking any other core's slot (no barrier), which keeps update-only workloads
     /// scaling. Default false: then a full log waits in the object's backlog, and a full
-    /// backlog synchronizes the whole object, taking every core's slot. Declare it for an
-    /// [`Unordered`] kind whose global absorption pairs nothing across cores: two threads
-    /// each updating a random one of 16 or 256 objects that count requests, bytes and the
-    /// largest response (`oplog-bench objects`' `RouteStats`; 2-core Intel Xeon host,
-    /// 2026-11-28, two runs) made 44–56M and 39–41M updates/s without it, 84–105M and
-    /// 74–86M with it, against 33M and 57–67M for one `std` mutex per object.
+    /// backlog synchronizes the whole object, taking every core's slot.
+    ///
+    /// An [`Unordered`] kind that keeps the default [`Update::absorb_global`] needs no
+    /// declaration: its operations commute (the contract of `Unordered`) and nothing pairs
+    /// them across cores, so OpLog applies its full and evicted logs alone from the first
+    /// synchronize that applies something on (which shows that the default absorption
+    /// ran: [`LogKind::applied_without_global_absorption`]). Two threads each updating a
+    /// random one of 16 or 256 objects that count requests, bytes and the largest response
+    /// (`oplog-bench objects`' `RouteStats`, only `exec`; 2-core Intel Xeon host,
+    /// 2026-11-28, medians of five alternated runs) made 60M and 56M updates/s with every
+    /// full log handed off to the backlog, 110M and 109M with them applied alone, against
+    /// 21M and 62M for one `std` mutex per object. Declare it for an `Unordered` kind whose
+    /// own global absorption pairs nothing across cores, so that its logs are applied
+    /// alone too; and for any kind whose logs may be, so that it holds before the first
+    /// synchronize, and so that a direct update need not apply what is logged first.
     const APPLY_ALONE: bool = false;
 
     /// Runs the operation on the internal instance (000 Figure 6 `Op::exec`).
@@ -211,8 +233,38 @@ pub trait Update: Send + Sized + 'static {
     /// operation about to be applied, in order, and `target` the instance before any of
     /// them runs. Remove or rewrite operations whose combined effect is nothing, such as a
     /// `remove(x)` whose `add(x)` is still in `ops` and was never applied. The same safety
-    /// rule as [`Update::absorb_local`] applies. The default does nothing.
+    /// rule as [`Update::absorb_local`] applies. The default does nothing; an
+    /// [`Unordered`] kind that keeps it has its logs applied alone, as if it declared
+    /// [`Update::APPLY_ALONE`] (OpLog learns it at the first synchronize that applies
+    /// something: [`LogKind::applied_without_global_absorption`]).
     fn absorb_global(target: &Self::Target, ops: &mut VecDeque<Self>) {
-        let _ = (target, ops);
+        let _ = target;
+        note_default_global_absorption(ops);
     }
+}
+
+thread_local_const! {
+    /// The address of the operations that the default [`Update::absorb_global`] last ran
+    /// on in this thread, or 0 ([`default_global_absorption_ran_on`]).
+    static DEFAULT_GLOBAL_ABSORPTION: Cell<usize> = Cell::new(0);
+}
+
+/// Records that the default [`Update::absorb_global`] ran on `ops`. Only that default
+/// calls it (it is not public): an override never records anything.
+fn note_default_global_absorption<U>(ops: &VecDeque<U>) {
+    let _ = DEFAULT_GLOBAL_ABSORPTION.try_with(|c| c.set(std::ptr::from_ref(ops).addr()));
+}
+
+/// Forgets what [`note_default_global_absorption`] recorded: called before a kind's
+/// global absorption runs, so that a record left by another apply whose operations sat
+/// at the same address is never taken for this one's.
+pub(crate) fn forget_default_global_absorption() {
+    let _ = DEFAULT_GLOBAL_ABSORPTION.try_with(|c| c.set(0));
+}
+
+/// Whether the default [`Update::absorb_global`] was the last global absorption to run in
+/// this thread, and ran on `ops` (an apply nested in an operation of this one records its
+/// own operations' address: the answer is then false, which costs only the learning).
+pub(crate) fn default_global_absorption_ran_on<U>(ops: &VecDeque<U>) -> bool {
+    DEFAULT_GLOBAL_ABSORPTION.try_with(Cell::get).is_ok_and(|at| at == std::ptr::from_ref(ops).addr())
 }

@@ -168,6 +168,12 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         log.is_empty()
     }
 
+    /// Unordered operations commute: without global absorption, any subset may be applied
+    /// alone. Ordered ones are applied by timestamp, across every core's log.
+    fn applied_without_global_absorption(batch: &QueueBatch<U>) -> bool {
+        !O && super::default_global_absorption_ran_on(&batch.ready)
+    }
+
     fn take_full(log: &mut Vec<Entry<U>>) -> Vec<Entry<U>> {
         // One allocation per hand-off instead of the log growing again from nothing.
         let capacity = log.capacity();
@@ -209,6 +215,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         // Global absorption may rewrite any operation; each is then read out.
         #[cfg(all(feature = "trace", not(loom)))]
         record_deque(&batch.ready, 0, AccessKind::CellWrite);
+        super::forget_default_global_absorption();
         U::absorb_global(state, &mut batch.ready);
         while let Some(op) = batch.ready.pop_front() {
             op.exec(state);

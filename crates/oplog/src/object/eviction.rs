@@ -72,7 +72,7 @@ pub(super) fn evict_owner<L: LogKind>(
             d.stats.count(core, Event::EvictionToBacklog);
         };
         if locked(&mut cleared) {
-            let batch = if L::APPLY_ALONE || v.logged_on_core_only(core) {
+            let batch = if v.applies_alone() || v.logged_on_core_only(core) {
                 // The victim stops looking quiescent to concurrent readers when this slot
                 // publishes its new owner: they must wait for the apply.
                 // (Biased, the bit waits until they are gone: one that passed the bias
@@ -112,7 +112,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         core: usize,
         allowed: bool,
     ) -> Option<Eviction<L>> {
-        if !L::APPLY_ALONE || !allowed || reentry::involved(self.id() as usize) || !self.try_lock_raw() {
+        if !self.applies_alone() || !allowed || reentry::involved(self.id() as usize) || !self.try_lock_raw() {
             return None;
         }
         // The instance is about to change: concurrent readers (which cannot have
