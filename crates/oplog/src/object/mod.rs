@@ -627,7 +627,7 @@ impl OpLog<CounterLog> {
         // Relaxed, as `append`: a direct object that a stale load calls logged has no slot
         // that holds its log, so the fold declines.
         let seen = obj.get().word.holders(Ordering::Relaxed);
-        if obj.updates_direct(seen) {
+        if seen & DIRECT != 0 {
             obj.update_direct(delta, seen);
         } else {
             match d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
@@ -746,21 +746,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // their lines clean. Relaxed: a stale answer is correct either way (module docs,
         // "Representations").
         let seen = self.get().word.holders(Ordering::Relaxed);
-        if self.updates_direct(seen) {
+        if seen & DIRECT != 0 {
             return self.update_direct(op, seen);
         }
         self.append_logged(op);
-    }
-
-    /// Whether an update that loaded the word `seen` applies in place: the object is direct,
-    /// and the update does not come from inside the object's own `exec` or read closure
-    /// (such an update is logged: it must not wait for the lock this thread holds, or for
-    /// its own read; neither is possible while the word shows neither the lock nor the
-    /// bias: this thread's own lock shows, and a writer that clears the bias under a
-    /// concurrent read holds the lock until the read ends).
-    #[inline(always)]
-    fn updates_direct(self, seen: u64) -> bool {
-        seen & DIRECT != 0 && (seen & (LOCK | BIAS) == 0 || !reentry::involved(self.id() as usize))
     }
 
     /// Whether this object's logs may be applied alone, one at a time, before the other
@@ -780,8 +769,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// commute ([`LogKind::APPLY_ALONE`]: then what is logged may wait for the next read;
     /// module docs, "Representations").
     #[inline(always)]
-    fn logs_first(self, order: Ordering) -> bool {
-        !L::APPLY_ALONE && !quiescent_word(self.get().word.logs(order))
+    fn logs_first(self) -> bool {
+        !L::APPLY_ALONE && !quiescent_word(self.get().word.logs(Ordering::SeqCst))
     }
 
     /// Appends `op` to this thread's log (module docs, "Update"); hands a full log to the
@@ -1192,33 +1181,56 @@ impl<'a, L: LogKind> Obj<'a, L> {
         } else {
             op
         };
-        if seen & LOCK != 0 {
-            return self.update_direct_slow(op, seen);
+        if seen & (LOCK | BIAS) != 0 {
+            return self.update_direct_held(op, seen);
         }
-        if let Err(op) = self.update_direct_fast(op, seen) {
+        if let Err(op) = self.update_direct_fast(op, seen, false) {
             self.update_direct_slow(op, seen);
         }
     }
 
+    /// [`Obj::update_direct`] when the word it loaded shows the lock taken or the read bias
+    /// set. An update from inside the object's own `exec` or read closure is logged: it
+    /// must not wait for the lock this thread holds, or for its own read (neither is
+    /// possible while the word shows neither the lock nor the bias: this thread's own lock
+    /// shows, and a writer that clears the bias under a concurrent read holds the lock
+    /// until the read ends). Otherwise a free lock is taken revoking the bias, and a taken
+    /// one waited for briefly ([`Obj::update_direct_slow`]).
+    #[cold]
+    #[inline(never)]
+    fn update_direct_held(self, op: L::Op, seen: u64) {
+        if reentry::involved(self.id() as usize) {
+            return self.append_logged(op);
+        }
+        let op = if seen & LOCK == 0 {
+            match self.update_direct_fast(op, seen, true) {
+                Ok(()) => return,
+                Err(op) => op,
+            }
+        } else {
+            op
+        };
+        self.update_direct_slow(op, seen);
+    }
+
     /// A direct update of an object whose holder half `seen` shows the lock free: a
     /// spin lock's update, whose unlock stores the policy's count of changes of updater
-    /// ([`count_direct_update`]) and the calling thread's tag. The lock's compare-and-swap
-    /// also revokes the read bias, if set (module docs, "Concurrent reads"), and the
-    /// readers that entered before it are waited for. `Err` gives the operation back if the
-    /// holder half was not `seen`, or if logs must be applied first ([`Obj::logs_first`]).
+    /// ([`count_direct_update`]) and the calling thread's tag. With `revoke`, the lock's
+    /// compare-and-swap also revokes the read bias, if set (module docs, "Concurrent
+    /// reads"), and the readers that entered before it are waited for; without, `seen`
+    /// shows no bias. `Err` gives the operation back if the holder half was not `seen`, or
+    /// if logs must be applied first ([`Obj::logs_first`], checked under the lock only:
+    /// rare, and checked before it too, it cost every update two instructions).
     #[inline(always)]
-    fn update_direct_fast(self, op: L::Op, seen: u64) -> Result<(), L::Op> {
-        if self.logs_first(Ordering::Relaxed) {
-            return Err(op);
-        }
-        let Some(lock) = FastLock::take(self, seen, BIAS) else { return Err(op) };
-        if seen & BIAS != 0 {
+    fn update_direct_fast(self, op: L::Op, seen: u64, revoke: bool) -> Result<(), L::Op> {
+        let Some(lock) = FastLock::take(self, seen, if revoke { BIAS } else { 0 }) else { return Err(op) };
+        if revoke && seen & BIAS != 0 {
             dekker_fence();
             self.wait_for_readers();
         }
-        // Again under the lock: the log half changes without it (an update that found the
-        // lock taken, or read the representation before a switch, logged itself).
-        if self.logs_first(Ordering::SeqCst) {
+        // Under the lock: the log half changes without it (an update that found the lock
+        // taken, or read the representation before a switch, logged itself).
+        if self.logs_first() {
             drop(lock);
             return Err(op);
         }
