@@ -1251,9 +1251,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
-        // The count comes after the lock's compare-and-swap, where a mispredicted branch
-        // on the tag does not delay the lock ([`count_direct_update`]). A switch back to
-        // logged (rare) unlocks as the slow path does.
+        // Every update leaves its thread's tag; the sampled ones count a change of updater
+        // (module docs, "Representations"), after the lock's compare-and-swap, where a
+        // mispredicted branch on the tag does not delay the lock ([`count_direct_update`]).
+        // A switch back to logged (rare) is decided out of line.
         let tag = thread_tag();
         let lock_free = <L::Direct as DirectLog<L>>::LOCK_FREE;
         if !lock_free && !sampled_locked_update() {
