@@ -249,7 +249,7 @@ pub struct Domain<L: LogKind> {
     /// ([`LogKind::applied_without_global_absorption`]; `object`'s `Obj::applies_alone`).
     /// Set once, never cleared: a property of the kind. (A plain std atomic: a cache of
     /// what an apply showed, never part of a modelled interleaving.)
-    pub(crate) no_global_absorption: AtomicBool,
+    no_global_absorption: AtomicBool,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `object::log_cache`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -326,6 +326,20 @@ impl<L: LogKind> Domain<L> {
             slab: ObjectSlab::new(),
             stats: CacheCounters::new(layout.cores()),
         }))
+    }
+
+    /// Whether an apply showed that the kind has no global absorption (the field's docs).
+    #[inline(always)]
+    pub(crate) fn no_global_absorption(&self) -> bool {
+        self.no_global_absorption.load(StdOrdering::Relaxed)
+    }
+
+    /// Records that an apply showed the kind has no global absorption; writes the flag's
+    /// line only the first time.
+    pub(crate) fn learn_no_global_absorption(&self) {
+        if !self.no_global_absorption() {
+            self.no_global_absorption.store(true, StdOrdering::Relaxed);
+        }
     }
 
     /// The process-wide per-CPU domain for log kind `L`, built on first use with

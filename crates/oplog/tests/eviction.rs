@@ -192,19 +192,22 @@ fn cache_stats_count_misses_evictions_and_updates() {
     assert_eq!(s.hit_rate(), Some(0.99));
 }
 
+/// Adds to a `u64`: an unordered update that keeps the default global absorption.
+#[derive(Debug)]
+struct Add(u64);
+
+impl Update for Add {
+    type Target = u64;
+    fn exec(self, t: &mut u64) {
+        *t += self.0;
+    }
+}
+
 /// Adaptive objects that keep losing their slots (more hot objects than slots, so each log
 /// is evicted after one update) switch to direct, counters and a user's unordered type
 /// alike, in per-CPU and per-thread domains; no update is lost on the way.
 #[test]
 fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
-    #[derive(Debug)]
-    struct Add(u64);
-    impl Update for Add {
-        type Target = u64;
-        fn exec(self, t: &mut u64) {
-            *t += self.0;
-        }
-    }
     // Each object loses its slot about once per round (a moment under Miri).
     const ROUNDS: u64 = if cfg!(miri) { 8 } else { 200 };
     // Under Miri 16 hot objects: still four per slot, so each log is still evicted after one
@@ -248,14 +251,6 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
 #[test]
 fn full_logs_are_applied_alone_once_an_apply_shows_no_global_absorption() {
     use std::collections::VecDeque;
-    #[derive(Debug)]
-    struct Add(u64);
-    impl Update for Add {
-        type Target = u64;
-        fn exec(self, t: &mut u64) {
-            *t += self.0;
-        }
-    }
     #[derive(Debug)]
     struct Pairing(u64);
     impl Update for Pairing {

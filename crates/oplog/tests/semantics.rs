@@ -147,6 +147,25 @@ fn an_object_updated_by_one_thread_alone_goes_direct_unless_absorption_pays() {
     ABSORB_LOCAL.store(false, Ordering::SeqCst);
 }
 
+/// Two threads taking turns on `set` (a barrier between any two updates), no read:
+/// `turns` updates `Add(1000 + k)`, the even ones from the first thread.
+fn take_turns(set: &OpLog<Unordered<SetOp>>, turns: u64) {
+    let turn = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let turn = &turn;
+            s.spawn(move || {
+                for k in 0..turns {
+                    if k % 2 == t {
+                        set.update(SetOp::Add(1000 + k));
+                    }
+                    turn.wait();
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
     use oplog::Representation::{Adaptive, Direct, Logged};
@@ -173,20 +192,7 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
     assert_eq!(set.representation(), Direct, "one thread's updates, however many");
     // Two threads taking turns and no read: the update that brings the count of changes of
     // updater to its maximum moves it back, before any read.
-    let turn = std::sync::Barrier::new(2);
-    std::thread::scope(|s| {
-        for t in 0..2u64 {
-            let (set, turn) = (&set, &turn);
-            s.spawn(move || {
-                for k in 0..40 {
-                    if k % 2 == t {
-                        set.update(SetOp::Add(1000 + k));
-                    }
-                    turn.wait();
-                }
-            });
-        }
-    });
+    take_turns(&set, 40);
     assert_eq!(set.representation(), Logged, "two threads taking turns, no read");
     assert_eq!(set.read(BTreeSet::len), 248);
     for pinned in [Logged, Direct] {
@@ -202,20 +208,7 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
         assert_eq!(set.read(BTreeSet::len), 300);
         // Two threads taking turns, no read: the count of changes of updater reaches its
         // top (31) and stays there; a pinned object does not move.
-        let turn = std::sync::Barrier::new(2);
-        std::thread::scope(|s| {
-            for t in 0..2u64 {
-                let (set, turn) = (&set, &turn);
-                s.spawn(move || {
-                    for k in 0..100 {
-                        if k % 2 == t {
-                            set.update(SetOp::Add(1000 + k));
-                        }
-                        turn.wait();
-                    }
-                });
-            }
-        });
+        take_turns(&set, 100);
         assert_eq!(set.representation(), pinned, "two threads taking turns");
         assert_eq!(set.read(BTreeSet::len), 400);
     }

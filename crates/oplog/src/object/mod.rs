@@ -770,7 +770,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// declaration only.
     #[inline(always)]
     fn applies_alone(self) -> bool {
-        L::APPLY_ALONE || self.domain().no_global_absorption.load(std::sync::atomic::Ordering::Relaxed)
+        L::APPLY_ALONE || self.domain().no_global_absorption()
     }
 
     /// Whether a direct update must apply what is logged before its own operation: the
@@ -1278,12 +1278,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[cold]
     #[inline(never)]
     fn release_switching(self, lock: FastLock<'a>, seen: u64, tag: u64, change: u64) {
-        let want = if self.domain().representation == Representation::Adaptive {
-            self.back_to_logged(count_direct_update(seen, tag, 0, true, change))
-        } else {
-            count_direct_update(seen, tag, 0, false, change)
-        };
-        lock.release(want & !BIAS);
+        lock.release(self.counted(seen, tag, 0, change) & !BIAS);
+    }
+
+    /// The holder bits `word` with a direct update counted ([`count_direct_update`], with
+    /// the domain's representation), back to logged where the count says so and the
+    /// calling core's slot lets it ([`Obj::back_to_logged`]). The object lock is held.
+    fn counted(self, word: u64, tag: u64, logged: u64, change: u64) -> u64 {
+        let adaptive = self.domain().representation == Representation::Adaptive;
+        let want = count_direct_update(word, tag, logged, adaptive, change);
+        if word & DIRECT & !want != 0 { self.back_to_logged(want) } else { want }
     }
 
     /// The word `want` that a direct update's unlock leaves when its count of changes of
@@ -1675,10 +1679,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // SAFETY: the object lock is held, so this is the only access to the state.
         L::apply(unsafe { state.deref() }, keep.batch);
         if !L::APPLY_ALONE && L::applied_without_global_absorption(keep.batch) {
-            let learned = &self.domain().no_global_absorption;
-            if !learned.load(std::sync::atomic::Ordering::Relaxed) {
-                learned.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
+            self.domain().learn_no_global_absorption();
         }
     }
 
@@ -1888,12 +1889,16 @@ fn sampled_direct_update() -> bool {
     thread_local_const! {
         static LEFT: std::cell::Cell<u32> = std::cell::Cell::new(0);
     }
-    LEFT.try_with(|left| {
-        let n = left.get();
-        left.set(if n == 0 { SAMPLE_EVERY - 1 } else { n - 1 });
-        n == 0
-    })
-    .unwrap_or(true)
+    LEFT.try_with(|left| count_down(left, SAMPLE_EVERY)).unwrap_or(true)
+}
+
+/// One step of a per-thread countdown of period `every`: true at its first step and then
+/// once every `every` steps.
+#[inline(always)]
+fn count_down(left: &std::cell::Cell<u32>, every: u32) -> bool {
+    let n = left.get();
+    left.set(if n == 0 { every - 1 } else { n - 1 });
+    n == 0
 }
 
 /// One direct update in this many (per thread) of a kind whose direct updates take the
@@ -1910,12 +1915,7 @@ fn sampled_locked_update() -> bool {
     thread_local_const! {
         static LEFT: std::cell::Cell<u32> = std::cell::Cell::new(0);
     }
-    LEFT.try_with(|left| {
-        let n = left.get();
-        left.set(if n == 0 { LOCKED_SAMPLE_EVERY - 1 } else { n - 1 });
-        n == 0
-    })
-    .unwrap_or(true)
+    LEFT.try_with(|left| count_down(left, LOCKED_SAMPLE_EVERY)).unwrap_or(true)
 }
 
 /// The [`DIRECT`] and [`SCORE`] bits of a policy.
@@ -2138,12 +2138,7 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
             None => now & (DIRECT | SCORE | TAG | BIAS),
         };
         if self.count_direct_update {
-            let adaptive = self.obj.domain().representation == Representation::Adaptive;
-            let direct = want & DIRECT;
-            want = count_direct_update(want, thread_tag(), self.logged_updates, adaptive, change_weight::<L>());
-            if direct & !want != 0 {
-                want = self.obj.back_to_logged(want);
-            }
+            want = self.obj.counted(want, thread_tag(), self.logged_updates, change_weight::<L>());
         }
         if self.bias {
             want |= BIAS;
