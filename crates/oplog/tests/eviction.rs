@@ -169,8 +169,9 @@ fn cache_stats_count_misses_evictions_and_updates() {
     let domain = Domain::<CounterLog>::new(config).unwrap();
     let counters: Vec<Counter> = (0..4).map(|_| Counter::with_domain(&domain, 0)).collect();
     let before = domain.cache_stats();
-    // Objects 0 and 2 share slot 0, 1 and 3 slot 1 (consecutive slab entries, consecutive
-    // slots): each update evicts the log of the object before it in its slot.
+    // Objects 0 and 2 share a slot, 1 and 3 the other (counters made one after the other
+    // alternate slots, `slab`): each update evicts the log of the object before it in its
+    // slot.
     for round in 0..10 {
         for c in &counters {
             c.inc();
