@@ -4,7 +4,7 @@
 //! The word is two 32-bit halves, written by different parties:
 //!
 //! * the *holder* half ([`HOLDERS`]): the object lock, the representation, the read bias,
-//!   the last direct updater's tag and the adaptive policy's score. Only the compare-and-swap
+//!   the last direct updater's tag, the adaptive policy's score and a coarse time stamp. Only the compare-and-swap
 //!   that takes the lock and the lock's holder change it, so the holder unlocks with a
 //!   plain store of what it decided ([`Word::unlock`]): a direct update or a read through
 //!   the lock costs one atomic read-modify-write, where a mutex costs two (its unlock must
@@ -43,8 +43,17 @@ pub(crate) const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
 pub(crate) const TAG_SHIFT: u32 = 59;
 /// The tag's bits.
 pub(crate) const TAG: u64 = 0b11 << TAG_SHIFT;
+/// Bits 32..52: when a direct object's count of changes of updater last restarted
+/// because its domain's hot objects outgrew the log cache (`object`'s `back_to_logged`),
+/// in units of [`STAMP_UNIT_NS`] modulo the field's span; 0 if it did not.
+pub(crate) const STAMP_SHIFT: u32 = 32;
+/// The stamp's bits.
+pub(crate) const STAMP: u64 = ((1 << 20) - 1) << STAMP_SHIFT;
+/// Nanoseconds per unit of [`STAMP`]: about a microsecond, so the field spans about a
+/// second.
+pub(crate) const STAMP_UNIT_NS: u32 = 1024;
 /// The holder half: the bits only the lock's holder changes.
-pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS;
+pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS | STAMP;
 /// Bits 0..31 of the log half: core `c` may own a slot for the object if bit `c % 31` is
 /// set.
 pub(crate) const CORE_BIT_COUNT: usize = 31;

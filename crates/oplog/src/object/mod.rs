@@ -197,7 +197,10 @@
 //!   read between, unless the updating core's log-cache slot for the object holds another
 //!   object's log (logging would evict it at once, and the evictions would switch the
 //!   object back: with more hot objects than slots, a switch every ~35 updates); then the
-//!   count restarts. The count is sampled: every direct update leaves its thread's tag
+//!   count restarts. Likewise in a domain whose hot objects outgrew the cache (`solo`): there
+//!   the count must reach the top twice within [`HOT_WINDOW_NS`] (100 µs; the word keeps a
+//!   coarse stamp of the restart), which an object that threads update in turn does and
+//!   one drawn now and then among thousands does not. The count is sampled: every direct update leaves its thread's tag
 //!   when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
 //!   (8) per thread looks at the tag it replaces, and a change of updater it finds weighs
 //!   8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled updates, one in 64 that take the
@@ -272,8 +275,8 @@ use crate::primitive::{
 use crate::reentry;
 use crate::slab::Slab;
 use crate::word::{
-    BACKLOG, BIAS, CORE_BIT_COUNT, CORE_BITS, DIRECT, LOCK, SCORE, SCORE_SHIFT, TAG, TAG_SHIFT, Word, core_bit,
-    cores_of, quiescent_word,
+    BACKLOG, BIAS, CORE_BIT_COUNT, CORE_BITS, DIRECT, LOCK, SCORE, SCORE_SHIFT, STAMP, STAMP_SHIFT, STAMP_UNIT_NS, TAG,
+    TAG_SHIFT, Word, core_bit, cores_of, quiescent_word,
 };
 use eviction::Eviction;
 use log_cache::{HeldSlots, NO_OWNER};
@@ -331,6 +334,53 @@ const WEIGHT_MAX: u64 = 31;
 /// Direct representation: the score's bit saying that the last read found the weight at
 /// [`Thresholds::to_logged`] or more.
 const OVER_ONCE: u64 = 32;
+
+/// Direct representation, in a domain whose hot objects outgrew the log cache
+/// ([`Solo::outgrown`]): an object whose count of changes of updater reaches
+/// [`WEIGHT_MAX`] goes back to logged only if it got there within this many nanoseconds
+/// of the last time it did (`Obj::back_to_logged`). Updates drawn at random over many
+/// objects bring each one there now and then, and logging them loses (two threads each
+/// updating a random one of 4,096 or 65,536 objects of a 24-byte state, 2-core Intel Xeon
+/// host, 2026-11-28: 59-71M and 51-54M updates/s while such objects went back to logged,
+/// evicting others, against 81M and 80-84M with every object pinned direct); an object
+/// that two threads update in turn gets there in microseconds, and its logs pay.
+const HOT_WINDOW_NS: u64 = 100_000;
+
+/// The coarse time ([`STAMP`]'s units, within its span, never 0) for `back_to_logged`.
+/// Under loom, a constant: the models see the second count within the window.
+fn stamp_now() -> u64 {
+    if cfg!(loom) {
+        return 1;
+    }
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let units = (EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() / u128::from(STAMP_UNIT_NS)) as u64;
+    (units & (STAMP >> STAMP_SHIFT)).max(1)
+}
+
+/// Whether the object whose holder half is `word` reached [`WEIGHT_MAX`] within
+/// [`HOT_WINDOW_NS`] of the restart its stamp records (none: not), at time `now`
+/// ([`stamp_now`]).
+fn hot_again(word: u64, now: u64) -> bool {
+    let last = (word & STAMP) >> STAMP_SHIFT;
+    last != 0 && within(last, now, HOT_WINDOW_NS)
+}
+
+/// Whether stamp `now` ([`stamp_now`]) is at most `ns` nanoseconds after stamp `last`,
+/// modulo the stamp's span.
+fn within(last: u64, now: u64, ns: u64) -> bool {
+    let span = (STAMP >> STAMP_SHIFT) + 1;
+    (now + span - last) % span <= ns / u64::from(STAMP_UNIT_NS)
+}
+
+/// Logged representation, in a domain whose hot objects outgrew the log cache
+/// ([`Solo::outgrown`]): a full log shared with other cores flushed more than this many
+/// nanoseconds after the object's last such flush switches it to direct
+/// (`Obj::observe_flush`). A log of [`SHARED_FACTOR`] × 128 operations from one core of
+/// two fills in tens of microseconds for an object that takes a tenth of the updates, and
+/// in tens of milliseconds for one of 1,024 drawn uniformly (two threads, 2-core Intel
+/// Xeon host, 2026-11-28: every object of a 24-byte state direct, 65-82M updates/s,
+/// against 50-65M with the objects that owned the slots logged).
+const COLD_FLUSH_NS: u64 = 1_000_000;
 
 /// Logged representation: a log evicted from the cache before its object's updates
 /// pushed this many operations into it did not pay for its slot (a miss costs several
@@ -1295,14 +1345,27 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// calling core's log-cache slot for the object holds another object's log: logging
     /// would evict that log at once (the hot objects outnumber the cache's slots), and the
     /// next evictions would switch it to direct again. Then the object stays direct, with
-    /// its count restarted (module docs, "Representations"). The object lock is held.
+    /// its count restarted (module docs, "Representations"). In a domain whose hot objects
+    /// outgrew the cache ([`Solo::outgrown`]), the object also stays direct unless its
+    /// count got there within [`HOT_WINDOW_NS`] of a restart: only then does it take a
+    /// slot from the others' logs (`hot_again`). The object lock is held.
     #[cold]
     #[inline(never)]
     fn back_to_logged(self, want: u64) -> u64 {
         let d = self.domain();
-        let Some(core) = d.slots.caller_core() else { return want };
-        let published = d.slots.published(core, self.slot_index(d.slot_mask));
-        if published != 0 && published != self.id() as usize { want | DIRECT } else { want }
+        if let Some(core) = d.slots.caller_core() {
+            let published = d.slots.published(core, self.slot_index(d.slot_mask));
+            if published != 0 && published != self.id() as usize {
+                return want | DIRECT;
+            }
+        }
+        if d.solo.outgrown() {
+            let now = stamp_now();
+            if !hot_again(want, now) {
+                return (want & !STAMP) | DIRECT | (now << STAMP_SHIFT);
+            }
+        }
+        want & !STAMP
     }
 
     /// A direct update that could not take the fast path: something is logged or read
@@ -1576,8 +1639,33 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// "Representations"): from one core only (`one_core`: no other core logs the object)
     /// it counts towards the switch to direct, as a read that finds one core's logs does;
     /// otherwise logging pays, and the count restarts. The object lock is held.
+    ///
+    /// In a domain whose hot objects outgrew the log cache ([`Solo::outgrown`]), a flush of
+    /// a log that other cores share comes with a time stamp in the word: one that comes
+    /// more than [`COLD_FLUSH_NS`] after the last switches the object to direct (its logs
+    /// fill slowly: it is one of many objects drawn now and then, whose lines leave the
+    /// cache between pushes). Not for kinds with a lock-free direct log (the counter), whose
+    /// logged update folds into its slot for less than a direct one's atomic add.
     fn observe_flush(self, lock: &mut ObjectLock<'a, L>, one_core: bool) {
-        self.observe_logged(lock, u64::from(one_core));
+        let d = self.domain();
+        if one_core
+            || <L::Direct as DirectLog<L>>::LOCK_FREE
+            || d.representation != Representation::Adaptive
+            || !d.solo.outgrown()
+        {
+            self.observe_logged(lock, u64::from(one_core));
+            return;
+        }
+        let now = self.get().word.holders(Ordering::Relaxed);
+        let at = stamp_now();
+        let last = (now & STAMP) >> STAMP_SHIFT;
+        if last != 0 && !within(last, at, COLD_FLUSH_NS) {
+            // Switching: the stamp goes (a direct object's stamps a restart of its count).
+            self.observe_logged(lock, TO_DIRECT);
+        } else if !self.observe_logged(lock, 0) {
+            let policy = lock.policy.unwrap_or(now & (DIRECT | SCORE));
+            lock.policy = Some(policy | (at << STAMP_SHIFT));
+        }
     }
 
     /// The adaptive policy's view of a logged object at a sampled update ([`SAMPLE_EVERY`])
@@ -2096,7 +2184,8 @@ impl Drop for FastLock<'_> {
 /// instruction.
 struct ObjectLock<'a, L: LogKind> {
     obj: Obj<'a, L>,
-    /// The [`DIRECT`] and [`SCORE`] bits to set when unlocking ([`policy_bits`]).
+    /// The [`DIRECT`] and [`SCORE`] bits to set when unlocking ([`policy_bits`]), and
+    /// [`STAMP`]'s if it changes.
     policy: Option<u64>,
     /// Count a direct update in the policy's score when unlocking.
     count_direct_update: bool,
@@ -2133,9 +2222,12 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         let word = &self.obj.get().word;
         let now = word.holders(Ordering::Relaxed);
         let mut want = match self.policy {
-            // A new policy comes from a read or a switch: no direct update since.
-            Some(policy) => (now & BIAS) | policy,
-            None => now & (DIRECT | SCORE | TAG | BIAS),
+            // A new policy comes from a read or a switch: no direct update since. It keeps
+            // the stamp unless it brings its own or switches (each representation has its
+            // own use for it: `back_to_logged`, `observe_flush`).
+            Some(policy) if policy & STAMP != 0 || (policy ^ now) & DIRECT != 0 => (now & BIAS) | policy,
+            Some(policy) => (now & (BIAS | STAMP)) | policy,
+            None => now & (DIRECT | SCORE | TAG | BIAS | STAMP),
         };
         if self.count_direct_update {
             want = self.obj.counted(want, thread_tag(), self.logged_updates, change_weight::<L>());
@@ -2380,6 +2472,105 @@ mod tests {
         let (a, b) = (OpLog::with_domain(&d, 0), OpLog::with_domain(&d, 0));
         let gap = std::ptr::from_ref(b.obj().get()).addr().abs_diff(std::ptr::from_ref(a.obj().get()).addr());
         assert_eq!(gap, std::mem::size_of::<Small>(), "small states are packed");
+    }
+
+    /// The stamp of a restart: none is never within the window; the window counts across
+    /// the field's wrap.
+    #[test]
+    fn hot_again_means_within_the_window_of_the_last_restart() {
+        let window = HOT_WINDOW_NS / u64::from(STAMP_UNIT_NS);
+        let stamped = |t: u64| DIRECT | (t << STAMP_SHIFT);
+        let top = STAMP >> STAMP_SHIFT;
+        assert!(!hot_again(DIRECT, 5), "no restart recorded");
+        assert!(hot_again(stamped(100), 100 + window));
+        assert!(!hot_again(stamped(100), 101 + window));
+        assert!(hot_again(stamped(top), window - 1), "across the wrap");
+        assert!(!hot_again(stamped(top - 2 * window), 1));
+        let now = stamp_now();
+        assert!((1..=top).contains(&now));
+    }
+
+    /// In a domain whose hot objects outgrew the log cache, a direct object that two
+    /// threads update in turn goes back to logged only if its count of changes of updater
+    /// fills up twice within the window: slow turns leave it direct, fast ones switch it.
+    #[test]
+    fn where_objects_outgrew_the_cache_only_a_hot_direct_object_goes_back_to_logged() {
+        let d = Domain::<crate::Unordered<AddAlone>>::new(Config::per_thread().max_threads(2).cache_slots(4)).unwrap();
+        d.solo.thrashed();
+        assert!(d.solo.outgrown());
+        let o = OpLog::with_domain(&d, 0);
+        let turns = |n: usize, pause: std::time::Duration| in_turns(n, pause, || o.update(AddAlone(1)));
+        o.switch_representation(Representation::Direct);
+        // Under Miri, time runs slowly: every count fills up outside the window.
+        let slow = if cfg!(miri) { 100 } else { 400 };
+        turns(slow, std::time::Duration::from_micros(150));
+        assert_eq!(o.representation(), Representation::Direct, "cold: stays direct");
+        let mut updates = slow as u64;
+        if !cfg!(miri) {
+            // Bursts of fast turns until two fill-ups land within the window (a thread
+            // descheduled for longer only delays it).
+            for _ in 0..100 {
+                turns(400, std::time::Duration::ZERO);
+                updates += 400;
+                if o.representation() == Representation::Logged {
+                    break;
+                }
+            }
+            assert_eq!(o.representation(), Representation::Logged, "hot: back to logged");
+        }
+        assert_eq!(o.read(|v| *v), updates);
+    }
+
+    /// Two threads take `n` turns in all, each calling `each` at its turn, then sleeping
+    /// for `pause` before passing the turn on.
+    fn in_turns(n: usize, pause: std::time::Duration, each: impl Fn() + Sync) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for me in 0..2 {
+                let (next, each) = (&next, &each);
+                s.spawn(move || {
+                    for turn in (me..n).step_by(2) {
+                        while next.load(std::sync::atomic::Ordering::Acquire) != turn {
+                            std::hint::spin_loop();
+                        }
+                        each();
+                        std::thread::sleep(pause);
+                        next.fetch_add(1, std::sync::atomic::Ordering::Release);
+                    }
+                });
+            }
+        });
+    }
+
+    /// In a domain whose hot objects outgrew the log cache, an object that two threads log
+    /// goes direct when its shared logs fill slowly (flushes more than a millisecond
+    /// apart) and stays logged when they fill fast.
+    #[test]
+    fn where_objects_outgrew_the_cache_a_slowly_filled_shared_log_goes_direct() {
+        let config = Config::per_thread().max_threads(2).cache_slots(4).max_log_len(2);
+        let object = || {
+            let d = Domain::<crate::Unordered<AddAlone>>::new(config.clone()).unwrap();
+            d.solo.thrashed();
+            let o = OpLog::with_domain(&d, 0);
+            (d, o)
+        };
+        // Logs of 2, shared: each thread's fills at 8 pushes, 16 turns.
+        let n = 64;
+        if !cfg!(miri) {
+            // Fresh objects until one's turns all run fast (a thread descheduled for a
+            // millisecond makes that one's logs look cold).
+            let stayed = (0..50).any(|_| {
+                let (_d, fast) = object();
+                in_turns(n, std::time::Duration::ZERO, || fast.update(AddAlone(1)));
+                assert_eq!(fast.read(|v| *v), n as u64);
+                fast.representation() == Representation::Logged
+            });
+            assert!(stayed, "hot: stays logged");
+        }
+        let (_d, slow) = object();
+        in_turns(n, std::time::Duration::from_micros(100), || slow.update(AddAlone(1)));
+        assert_eq!(slow.representation(), Representation::Direct, "cold: goes direct");
+        assert_eq!(slow.read(|v| *v), n as u64);
     }
 
     /// Adds 1 to one counter of a table that takes eight lines.

@@ -36,7 +36,10 @@
 //! 48M with half of them logged. So once [`THRASHED_SHARE`] of a cache's worth of objects
 //! (a quarter: 64 of the default 256 slots) have switched to direct that way, a counter
 //! updated by one core alone goes direct as elsewhere. The count never goes down: a
-//! domain whose working set once outgrew its cache keeps the direct answer.
+//! domain whose working set once outgrew its cache keeps the direct answer. Such a domain
+//! ([`Solo::outgrown`]) also sends a direct object back to logged only if it is hot: its
+//! count of changes of updater fills up twice within a short window (`object`'s
+//! `back_to_logged`).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
@@ -83,7 +86,14 @@ impl Solo {
     /// and the hot objects did not outgrow the cache (module docs). False while unmeasured.
     #[inline]
     pub(crate) fn stays_logged(&self) -> bool {
-        self.answer.load(Ordering::Relaxed) == LOGGED && self.thrashed.load(Ordering::Relaxed) < self.thrash_limit
+        self.answer.load(Ordering::Relaxed) == LOGGED && !self.outgrown()
+    }
+
+    /// Whether the domain's hot objects outgrew its log cache: [`THRASHED_SHARE`] of a
+    /// cache's worth of objects switched to direct by evictions (module docs).
+    #[inline]
+    pub(crate) fn outgrown(&self) -> bool {
+        self.thrashed.load(Ordering::Relaxed) >= self.thrash_limit
     }
 
     /// Whether nothing was measured yet.
