@@ -197,11 +197,13 @@
 //!   read between, unless the updating core's log-cache slot for the object holds another
 //!   object's log (logging would evict it at once, and the evictions would switch the
 //!   object back: with more hot objects than slots, a switch every ~35 updates); then the
-//!   count restarts. Likewise in a domain whose hot objects outgrew the cache (`solo`): there
-//!   the count must reach the top twice within [`HOT_WINDOW_NS`] (100 µs; the word keeps a
-//!   coarse stamp of the restart), which an object that threads update in turn does and
-//!   one drawn now and then among thousands does not. The count is sampled: every direct update leaves its thread's tag
-//!   when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
+//!   count restarts. Likewise in a domain whose hot objects outgrew the cache (`solo`):
+//!   there the count must reach the top twice within [`HOT_WINDOW_NS`] (100 µs; the word
+//!   keeps a coarse stamp of the restart), which an object that threads update in turn
+//!   does and one drawn now and then among thousands does not; and there a log shared
+//!   with other cores that fills slowly ([`COLD_FLUSH_NS`]) switches its object to direct
+//!   (`Obj::observe_flush`). The count is sampled: every direct update leaves its thread's
+//!   tag when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
 //!   (8) per thread looks at the tag it replaces, and a change of updater it finds weighs
 //!   8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled updates, one in 64 that take the
 //!   lock, weigh [`SAMPLED_CHANGE`]). Counting every update cost a fifth of the
@@ -339,11 +341,9 @@ const OVER_ONCE: u64 = 32;
 /// ([`Solo::outgrown`]): an object whose count of changes of updater reaches
 /// [`WEIGHT_MAX`] goes back to logged only if it got there within this many nanoseconds
 /// of the last time it did (`Obj::back_to_logged`). Updates drawn at random over many
-/// objects bring each one there now and then, and logging them loses (two threads each
-/// updating a random one of 4,096 or 65,536 objects of a 24-byte state, 2-core Intel Xeon
-/// host, 2026-11-28: 59-71M and 51-54M updates/s while such objects went back to logged,
-/// evicting others, against 81M and 80-84M with every object pinned direct); an object
-/// that two threads update in turn gets there in microseconds, and its logs pay.
+/// objects bring each one there now and then, and logging them loses (below,
+/// [`COLD_FLUSH_NS`]); an object that two threads update in turn gets there in
+/// microseconds, and its logs pay.
 const HOT_WINDOW_NS: u64 = 100_000;
 
 /// The coarse time ([`STAMP`]'s units, within its span, never 0) for `back_to_logged`.
@@ -377,9 +377,13 @@ fn within(last: u64, now: u64, ns: u64) -> bool {
 /// nanoseconds after the object's last such flush switches it to direct
 /// (`Obj::observe_flush`). A log of [`SHARED_FACTOR`] × 128 operations from one core of
 /// two fills in tens of microseconds for an object that takes a tenth of the updates, and
-/// in tens of milliseconds for one of 1,024 drawn uniformly (two threads, 2-core Intel
-/// Xeon host, 2026-11-28: every object of a 24-byte state direct, 65-82M updates/s,
-/// against 50-65M with the objects that owned the slots logged).
+/// in tens of milliseconds for one of 1,024 drawn uniformly. Measured with two threads
+/// each updating a random one of 1,024 objects of a 24-byte state (2-core Intel Xeon
+/// host, 2026-11-28, two runs of four 250 ms rounds each, alternated): before these two
+/// rules the objects that owned the slots (a quarter) stayed logged, at 41-77M updates/s;
+/// with them every object but a few ends direct, at 90-100M in the host's faster phase
+/// and 56-76M in its slower one, where a `Mutex` each made 72-88M. With 4,096 or 65,536
+/// objects nothing changed (most were direct already).
 const COLD_FLUSH_NS: u64 = 1_000_000;
 
 /// Logged representation: a log evicted from the cache before its object's updates
