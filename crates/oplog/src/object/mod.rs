@@ -361,8 +361,13 @@ fn stamp_now() -> u64 {
 /// [`HOT_WINDOW_NS`] of the restart its stamp records (none: not), at time `now`
 /// ([`stamp_now`]).
 fn hot_again(word: u64, now: u64) -> bool {
-    let last = (word & STAMP) >> STAMP_SHIFT;
+    let last = stamp_of(word);
     last != 0 && within(last, now, HOT_WINDOW_NS)
+}
+
+/// The stamp in holder half `word` ([`STAMP`]; 0: none).
+fn stamp_of(word: u64) -> u64 {
+    (word & STAMP) >> STAMP_SHIFT
 }
 
 /// Whether stamp `now` ([`stamp_now`]) is at most `ns` nanoseconds after stamp `last`,
@@ -1662,7 +1667,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
         let now = self.get().word.holders(Ordering::Relaxed);
         let at = stamp_now();
-        let last = (now & STAMP) >> STAMP_SHIFT;
+        let last = stamp_of(now);
         if last != 0 && !within(last, at, COLD_FLUSH_NS) {
             // Switching: the stamp goes (a direct object's stamps a restart of its count).
             self.observe_logged(lock, TO_DIRECT);
