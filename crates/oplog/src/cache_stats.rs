@@ -39,6 +39,7 @@ struct Stripe {
     evictions: AtomicU64,
     evictions_to_backlog: AtomicU64,
     hand_offs: AtomicU64,
+    misses_to_direct: AtomicU64,
 }
 
 /// One event of the log caches.
@@ -52,6 +53,8 @@ pub(crate) enum Event {
     EvictionToBacklog,
     /// An owner moved its own full log to the object's backlog.
     HandOff,
+    /// A miss switched its object to direct instead of taking the slot.
+    MissToDirect,
 }
 
 /// The per-domain counters, striped by core.
@@ -84,6 +87,7 @@ impl CacheCounters {
                 &s.evictions_to_backlog
             }
             Event::HandOff => &s.hand_offs,
+            Event::MissToDirect => &s.misses_to_direct,
         };
         bump(counter, 1);
     }
@@ -105,6 +109,7 @@ impl CacheCounters {
             evictions: sum(|s| &s.evictions),
             evictions_to_backlog: sum(|s| &s.evictions_to_backlog),
             hand_offs: sum(|s| &s.hand_offs),
+            misses_to_direct: sum(|s| &s.misses_to_direct),
         }
     }
 }
@@ -135,14 +140,22 @@ pub struct CacheStats {
     pub evictions_to_backlog: u64,
     /// Full logs their owner moved to the object's backlog.
     pub hand_offs: u64,
+    /// Misses that switched their object to the direct representation instead of taking
+    /// the slot, in a domain whose hot objects outgrew its cache (the update was applied
+    /// in place, and is not in `updates`).
+    pub misses_to_direct: u64,
 }
 
 impl CacheStats {
     /// The share of counted updates that found their object's log in the cache: `1 −
-    /// installs / updates`, or `None` before any update was counted. Exact over a period
-    /// that ends with every log gathered (module docs).
+    /// misses / updates`, counting the misses that went direct on both sides (`1 −
+    /// (installs + misses_to_direct) / (updates + misses_to_direct)`), or `None` before
+    /// any update was counted. Exact over a period that ends with every log gathered
+    /// (module docs).
     pub fn hit_rate(&self) -> Option<f64> {
-        (self.updates > 0).then(|| 1.0 - (self.installs.min(self.updates) as f64 / self.updates as f64))
+        let updates = self.updates + self.misses_to_direct;
+        let misses = self.installs + self.misses_to_direct;
+        (updates > 0).then(|| 1.0 - (misses.min(updates) as f64 / updates as f64))
     }
 
     /// What happened between `earlier` and this snapshot.
@@ -153,6 +166,7 @@ impl CacheStats {
             evictions: self.evictions.wrapping_sub(earlier.evictions),
             evictions_to_backlog: self.evictions_to_backlog.wrapping_sub(earlier.evictions_to_backlog),
             hand_offs: self.hand_offs.wrapping_sub(earlier.hand_offs),
+            misses_to_direct: self.misses_to_direct.wrapping_sub(earlier.misses_to_direct),
         }
     }
 }
@@ -172,8 +186,25 @@ mod tests {
         c.retire(0, 10);
         c.retire(5, 0);
         let s = c.snapshot();
-        assert_eq!(s, CacheStats { updates: 10, installs: 2, evictions: 2, evictions_to_backlog: 1, hand_offs: 1 });
+        assert_eq!(
+            s,
+            CacheStats {
+                updates: 10,
+                installs: 2,
+                evictions: 2,
+                evictions_to_backlog: 1,
+                hand_offs: 1,
+                misses_to_direct: 0
+            }
+        );
         assert_eq!(s.hit_rate(), Some(0.8));
+        // Two misses went direct: 4 misses in 12 updates.
+        c.count(3, Event::MissToDirect);
+        c.count(0, Event::MissToDirect);
+        let direct = c.snapshot();
+        assert_eq!(direct.since(&s), CacheStats { misses_to_direct: 2, ..CacheStats::default() });
+        assert!((direct.hit_rate().unwrap() - 8.0 / 12.0).abs() < 1e-12);
+        let s = direct;
         c.retire(7, 10);
         let later = c.snapshot().since(&s);
         assert_eq!(later, CacheStats { updates: 10, ..CacheStats::default() });

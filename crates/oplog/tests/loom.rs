@@ -37,6 +37,7 @@
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
 //! | `a_read_waiting_for_the_lock_takes_the_concurrent_path` | a read waiting for the lock that another read holds, which re-biases the object as it unlocks, then an update that revokes the bias |
+//! | `a_miss_goes_direct_racing_an_update_and_a_read` | where the hot objects outgrew the log cache, a miss that switches its object to direct instead of evicting (or takes the slot, the object logged on another core first), racing that core's update and a read |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
 //! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
@@ -482,6 +483,43 @@ fn a_read_takes_the_direct_log_with_the_slots() {
         writer.join().unwrap();
         assert_eq!(c.read(), 111);
     });
+}
+
+/// In a domain whose hot objects outgrew its log cache, an update that misses the cache
+/// switches its object to direct instead of evicting the slot's log (or, if another core
+/// logged the object first, takes the slot): racing an update of the object on another
+/// core and a read, nothing is lost or applied twice, and the read sees every update that
+/// completed before it began.
+#[test]
+fn a_miss_goes_direct_racing_an_update_and_a_read() {
+    // Whether some interleaving took the path (a std atomic: outside the model).
+    static WENT_DIRECT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    loom_model("a_miss_goes_direct_racing_an_update_and_a_read", 3, || {
+        let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
+        // Two objects evict each other's logs on CPU 0 until `x` goes direct: the domain's
+        // hot objects outgrew its cache (a quarter of a cache's worth switched: one). `y`'s
+        // log is left in CPU 0's slot.
+        let (x, y) = (OpLog::with_domain(&d, 0), OpLog::with_domain(&d, 0));
+        for _ in 0..2 {
+            x.update(Add(1));
+            y.update(Add(1));
+        }
+        assert_eq!((x.representation(), y.representation()), (Representation::Direct, Representation::Logged));
+        let c = Arc::new(OpLog::with_domain(&d, 0));
+        let writer = {
+            let c = c.clone();
+            update_on_cpu_1(move || c.update(Add(1)), || {})
+        };
+        c.update(Add(1));
+        if d.cache_stats().misses_to_direct == 1 {
+            WENT_DIRECT.store(true, Ordering::Relaxed);
+        }
+        read_racing_the_writer(writer, || c.read(|v| *v), (1, 2), "CPU 1's update");
+        assert_eq!((x.read(|v| *v), y.read(|v| *v)), (2, 2));
+        drop((x, y, c));
+        assert_eq!(d.backlogged_objects(), 0, "nothing left behind");
+    });
+    assert!(WENT_DIRECT.load(Ordering::Relaxed), "no interleaving took the miss to direct");
 }
 
 /// A switch to the direct representation racing logged updates: nothing is lost, and the

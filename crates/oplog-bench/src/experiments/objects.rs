@@ -31,8 +31,8 @@
 //! Records carry `objects`, `popularity`, `reader`; `bytes_per_object` and `fixed_bytes`
 //! (the layout's inline size plus its share of the domain's slab, and the domain's log
 //! caches, from the domain's own accounting; the `memory` experiment measures allocator
-//! bytes); OpLog ids also `hit_rate` (1 − the domain's installs ÷ the updates made, last
-//! repetition: [`oplog::CacheStats`]), `evictions_per_update` and `direct_share` (the share
+//! bytes); OpLog ids also `hit_rate` (1 − the domain's misses ÷ the updates made, last
+//! repetition: [`oplog::CacheStats`]'s installs and misses that went direct), `evictions_per_update` and `direct_share` (the share
 //! of objects the adaptive policy left in the direct representation).
 
 use std::hint::black_box;
@@ -446,7 +446,8 @@ fn measure<O: Objects>(run: &Run, (n, workload): (usize, Workload)) -> (Throughp
                 oplog: shared.objects.oplog().map(|(stats, direct)| {
                     let s = stats.since(&shared.before.unwrap_or_default());
                     let per_update = |x: u64| if updates == 0 { 0.0 } else { x as f64 / updates as f64 };
-                    (1.0 - per_update(s.installs).min(1.0), per_update(s.evictions), direct)
+                    let misses = s.installs + s.misses_to_direct;
+                    (1.0 - per_update(misses).min(1.0), per_update(s.evictions), direct)
                 }),
             };
         },

@@ -202,7 +202,9 @@
 //!   keeps a coarse stamp of the restart), which an object that threads update in turn
 //!   does and one drawn now and then among thousands does not; and there a log shared
 //!   with other cores that fills slowly ([`COLD_FLUSH_NS`]) switches its object to direct
-//!   (`Obj::observe_flush`). The count is sampled: every direct update leaves its thread's
+//!   (`Obj::observe_flush`), and an object with nothing logged that misses the cache
+//!   switches to direct at once rather than evict a log (`eviction`, "A miss that goes
+//!   direct"). The count is sampled: every direct update leaves its thread's
 //!   tag when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
 //!   (8) per thread looks at the tag it replaces, and a change of updater it finds weighs
 //!   8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled updates, one in 64 that take the
@@ -872,10 +874,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// the slot (evicting its owner's log) if needed, publishes the object, pushes.
     #[cold]
     #[inline(never)]
-    fn append_slow(self, mut guard: Entered<'a, SlotData<L>>, op: L::Op) {
+    fn append_slow(self, mut guard: Entered<'a, SlotData<L>>, mut op: L::Op) {
         let d = self.domain();
         let index = self.slot_index(d.slot_mask);
         let mut check_backlog = true;
+        let mut may_go_direct = true;
         // A panic of another operation while this update applied the object's backlog:
         // resumed once this update is logged (it is kept, whatever else panicked).
         let mut deferred: Option<Box<dyn Any + Send>> = None;
@@ -883,6 +886,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let core = guard.core();
             let mut eviction = None;
             if guard.owner != self.as_owner() {
+                if may_go_direct && self.misses_to_direct(&guard) {
+                    drop(guard);
+                    match self.miss_to_direct(core, op) {
+                        Ok(()) => return resume_deferred(deferred),
+                        Err(back) => op = back,
+                    }
+                    may_go_direct = false;
+                    guard = d.slots.enter(index);
+                    continue;
+                }
                 match self.install(&mut guard, core, check_backlog) {
                     Ok(e) => eviction = e,
                     Err(waiting) => {
@@ -1001,9 +1014,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         if backlog >= d.backlog_limit {
             self.apply_backlog_keeping_panic(backlog, &mut deferred);
         }
-        if let Some(p) = deferred {
-            resume_unwind(p);
-        }
+        resume_deferred(deferred);
     }
 
     /// The owner's hand-off of its full log (module docs, "Update" step 6): moves the log
@@ -1373,6 +1384,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if !hot_again(want, now) {
                 return (want & !STAMP) | DIRECT | (now << STAMP_SHIFT);
             }
+            // Back to logged with its stamp, which says that it was hot: its misses take
+            // a slot (`misses_to_direct`), and its first flush of a shared log is timed
+            // from it (`observe_flush`).
+            return want;
         }
         want & !STAMP
     }
@@ -1651,7 +1666,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
     ///
     /// In a domain whose hot objects outgrew the log cache ([`Solo::outgrown`]), a flush of
     /// a log that other cores share comes with a time stamp in the word: one that comes
-    /// more than [`COLD_FLUSH_NS`] after the last switches the object to direct (its logs
+    /// more than [`COLD_FLUSH_NS`] after the last (or after the object came back to
+    /// logged, whose stamp it keeps: `back_to_logged`) switches the object to direct (its logs
     /// fill slowly: it is one of many objects drawn now and then, whose lines leave the
     /// cache between pushes). Not for kinds with a lock-free direct log (the counter), whose
     /// logged update folds into its slot for less than a direct one's atomic add.
@@ -2067,6 +2083,14 @@ fn logged_step(score: u64, weight: u64) -> (bool, u64) {
         0 => (false, 0),
         w if score + w >= TO_DIRECT => (true, 0),
         w => (false, score + w),
+    }
+}
+
+/// Resumes the panic of another operation that an update met on its way (`deferred`),
+/// once the update itself is done.
+fn resume_deferred(deferred: Option<Box<dyn Any + Send>>) {
+    if let Some(p) = deferred {
+        resume_unwind(p);
     }
 }
 
@@ -2526,8 +2550,68 @@ mod tests {
                 }
             }
             assert_eq!(o.representation(), Representation::Logged, "hot: back to logged");
+            assert_ne!(stamp_of(o.obj().get().word.holders(Ordering::Relaxed)), 0, "with its stamp");
         }
         assert_eq!(o.read(|v| *v), updates);
+    }
+
+    /// In a domain whose hot objects outgrew the log cache, an update that misses the cache
+    /// switches its object to direct instead of evicting the slot's log, unless the object
+    /// has logs elsewhere or a stamp (it was hot: it takes the slot, as before the domain
+    /// outgrew the cache).
+    #[test]
+    fn where_objects_outgrew_the_cache_a_miss_goes_direct_unless_the_object_was_hot() {
+        type Kind = crate::Unordered<AddAlone>;
+        // Four objects on one slot of a domain, outgrown or not.
+        let four = |config: Config, outgrown: bool| {
+            let d = Domain::<Kind>::new(config.cache_slots(4)).unwrap();
+            if outgrown {
+                d.solo.thrashed();
+            }
+            let objects: Vec<OpLog<Kind>> = (0..32).map(|_| OpLog::with_domain(&d, 0)).collect();
+            let slot = |o: &OpLog<Kind>| o.obj().slot_index(d.slot_mask);
+            let first = slot(&objects[0]);
+            let four: Vec<OpLog<Kind>> = objects.into_iter().filter(|o| slot(o) == first).take(4).collect();
+            (d, four)
+        };
+        // One cache (every CPU uses it): an evicted log's object loses its core bit.
+        let (d, o) = four(Config::per_cpu().cpus(1), false);
+        let (a, b, hot) = (&o[0], &o[1], &o[2]);
+        // Not outgrown: a miss takes the slot.
+        a.update(AddAlone(1));
+        b.update(AddAlone(1));
+        let before = d.cache_stats();
+        assert_eq!((before.installs, before.evictions, before.misses_to_direct), (2, 1, 0), "{before:?}");
+        d.solo.thrashed();
+        assert!(d.solo.outgrown());
+        // Outgrown: `a`'s miss leaves `b`'s log in its slot.
+        a.update(AddAlone(1));
+        assert_eq!(d.cache_stats().since(&before), crate::CacheStats { misses_to_direct: 1, ..Default::default() });
+        assert_eq!((a.representation(), b.representation()), (Representation::Direct, Representation::Logged));
+        // A stamped object (one that went back to logged because it was hot) takes the slot.
+        let word = &hot.obj().get().word;
+        let now = word.holders(Ordering::Relaxed);
+        word.take(now, now | (5 << STAMP_SHIFT), Ordering::Relaxed).unwrap();
+        let before = d.cache_stats();
+        hot.update(AddAlone(1));
+        let s = d.cache_stats().since(&before);
+        assert_eq!((s.installs, s.evictions, s.misses_to_direct), (1, 1, 0), "{s:?}");
+        assert_eq!(hot.representation(), Representation::Logged);
+        for (o, want) in [(a, 2), (b, 1), (hot, 1)] {
+            assert_eq!(o.read(|v| *v), want);
+        }
+        // An object with a log on another core (here a thread's own slots) takes the slot too.
+        let (d, o) = four(Config::per_thread().max_threads(2), true);
+        let (other, c) = (&o[0], &o[1]);
+        other.update(AddAlone(1));
+        std::thread::scope(|s| {
+            s.spawn(|| c.update(AddAlone(1)));
+        });
+        let before = d.cache_stats();
+        c.update(AddAlone(1));
+        let s = d.cache_stats().since(&before);
+        assert_eq!((s.installs, s.misses_to_direct), (1, 0), "{s:?}");
+        assert_eq!((c.read(|v| *v), other.read(|v| *v)), (2, 1));
     }
 
     /// Two threads take `n` turns in all, each calling `each` at its turn, then sleeping
