@@ -40,6 +40,7 @@ struct Stripe {
     evictions_to_backlog: AtomicU64,
     hand_offs: AtomicU64,
     misses_to_direct: AtomicU64,
+    misses_in_place: AtomicU64,
 }
 
 /// One event of the log caches.
@@ -55,6 +56,8 @@ pub(crate) enum Event {
     HandOff,
     /// A miss switched its object to direct instead of taking the slot.
     MissToDirect,
+    /// A miss applied its update in place instead of taking the slot.
+    MissInPlace,
 }
 
 /// The per-domain counters, striped by core.
@@ -88,6 +91,7 @@ impl CacheCounters {
             }
             Event::HandOff => &s.hand_offs,
             Event::MissToDirect => &s.misses_to_direct,
+            Event::MissInPlace => &s.misses_in_place,
         };
         bump(counter, 1);
     }
@@ -110,6 +114,7 @@ impl CacheCounters {
             evictions_to_backlog: sum(|s| &s.evictions_to_backlog),
             hand_offs: sum(|s| &s.hand_offs),
             misses_to_direct: sum(|s| &s.misses_to_direct),
+            misses_in_place: sum(|s| &s.misses_in_place),
         }
     }
 }
@@ -144,6 +149,9 @@ pub struct CacheStats {
     /// the slot, in a domain whose hot objects outgrew its cache (the update was applied
     /// in place, and is not in `updates`).
     pub misses_to_direct: u64,
+    /// Misses of hot objects applied in place under the object's lock, leaving the slot to
+    /// an active log, in such a domain (not in `updates` either).
+    pub misses_in_place: u64,
 }
 
 impl CacheStats {
@@ -153,8 +161,8 @@ impl CacheStats {
     /// any update was counted. Exact over a period that ends with every log gathered
     /// (module docs).
     pub fn hit_rate(&self) -> Option<f64> {
-        let updates = self.updates + self.misses_to_direct;
-        let misses = self.installs + self.misses_to_direct;
+        let elsewhere = self.misses_to_direct + self.misses_in_place;
+        let (updates, misses) = (self.updates + elsewhere, self.installs + elsewhere);
         (updates > 0).then(|| 1.0 - (misses.min(updates) as f64 / updates as f64))
     }
 
@@ -167,6 +175,7 @@ impl CacheStats {
             evictions_to_backlog: self.evictions_to_backlog.wrapping_sub(earlier.evictions_to_backlog),
             hand_offs: self.hand_offs.wrapping_sub(earlier.hand_offs),
             misses_to_direct: self.misses_to_direct.wrapping_sub(earlier.misses_to_direct),
+            misses_in_place: self.misses_in_place.wrapping_sub(earlier.misses_in_place),
         }
     }
 }
@@ -194,16 +203,18 @@ mod tests {
                 evictions: 2,
                 evictions_to_backlog: 1,
                 hand_offs: 1,
-                misses_to_direct: 0
+                misses_to_direct: 0,
+                misses_in_place: 0,
             }
         );
         assert_eq!(s.hit_rate(), Some(0.8));
-        // Two misses went direct: 4 misses in 12 updates.
+        // Two misses went direct, one was applied in place: 5 misses in 13 updates.
         c.count(3, Event::MissToDirect);
         c.count(0, Event::MissToDirect);
+        c.count(1, Event::MissInPlace);
         let direct = c.snapshot();
-        assert_eq!(direct.since(&s), CacheStats { misses_to_direct: 2, ..CacheStats::default() });
-        assert!((direct.hit_rate().unwrap() - 8.0 / 12.0).abs() < 1e-12);
+        assert_eq!(direct.since(&s), CacheStats { misses_to_direct: 2, misses_in_place: 1, ..CacheStats::default() });
+        assert!((direct.hit_rate().unwrap() - 8.0 / 13.0).abs() < 1e-12);
         let s = direct;
         c.retire(7, 10);
         let later = c.snapshot().since(&s);

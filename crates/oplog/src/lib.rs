@@ -71,7 +71,8 @@
 //! cache's worth of objects went direct that way (the domain's hot objects outgrew its
 //! cache), a miss switches its object to direct at once instead of evicting another log,
 //! unless the object has logs on another core or came back to logged because threads
-//! update it in turn; there only hot objects go back to logged, and cold shared logs go
+//! update it in turn; there only hot objects go back to logged (a hot counter's miss
+//! against another hot counter's log is applied in place), and cold shared logs go
 //! direct. So at N = 1,024 with 256 slots nearly every object ends direct, and from a
 //! fresh domain at N = 65,536, 3 % of the first 80,000 logged updates install a log
 //! instead of nearly all.

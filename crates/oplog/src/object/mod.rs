@@ -198,13 +198,15 @@
 //!   object's log (logging would evict it at once, and the evictions would switch the
 //!   object back: with more hot objects than slots, a switch every ~35 updates); then the
 //!   count restarts. Likewise in a domain whose hot objects outgrew the cache (`solo`):
-//!   there the count must reach the top twice within [`HOT_WINDOW_NS`] (100 µs; the word
+//!   there the count must reach the top twice within [`HOT_WINDOW_NS`] (100 µs, 800 µs for
+//!   a counter, whose changes are sampled 8 times less often; the word
 //!   keeps a coarse stamp of the restart), which an object that threads update in turn
 //!   does and one drawn now and then among thousands does not; and there a log shared
 //!   with other cores that fills slowly ([`COLD_FLUSH_NS`]) switches its object to direct
 //!   (`Obj::observe_flush`), and an object with nothing logged that misses the cache
-//!   switches to direct at once rather than evict a log (`eviction`, "A miss that goes
-//!   direct"). The count is sampled: every direct update leaves its thread's
+//!   switches to direct at once rather than evict a log, while a hot one whose operations
+//!   commute applies a miss against another active log in place (`eviction`, "A miss that
+//!   spares the slot"). The count is sampled: every direct update leaves its thread's
 //!   tag when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
 //!   (8) per thread looks at the tag it replaces, and a change of updater it finds weighs
 //!   8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled updates, one in 64 that take the
@@ -359,12 +361,23 @@ fn stamp_now() -> u64 {
     (units & (STAMP >> STAMP_SHIFT)).max(1)
 }
 
-/// Whether the object whose holder half is `word` reached [`WEIGHT_MAX`] within
-/// [`HOT_WINDOW_NS`] of the restart its stamp records (none: not), at time `now`
-/// ([`stamp_now`]).
-fn hot_again(word: u64, now: u64) -> bool {
+/// Whether the object whose holder half is `word` reached [`WEIGHT_MAX`] within `window`
+/// nanoseconds ([`hot_window`]) of the restart its stamp records (none: not), at time
+/// `now` ([`stamp_now`]).
+fn hot_again(word: u64, now: u64, window: u64) -> bool {
     let last = stamp_of(word);
-    last != 0 && within(last, now, HOT_WINDOW_NS)
+    last != 0 && within(last, now, window)
+}
+
+/// [`HOT_WINDOW_NS`] for kind `L`: scaled for kinds with a lock-free direct log, whose
+/// direct updates show a change of updater one in [`SAMPLE_EVERY`] per thread where the
+/// others' show it one in [`LOCKED_SAMPLE_EVERY`], each weighing as much.
+fn hot_window<L: LogKind>() -> u64 {
+    if <L::Direct as DirectLog<L>>::LOCK_FREE {
+        HOT_WINDOW_NS * u64::from(SAMPLE_EVERY / LOCKED_SAMPLE_EVERY)
+    } else {
+        HOT_WINDOW_NS
+    }
 }
 
 /// The stamp in holder half `word` ([`STAMP`]; 0: none).
@@ -878,7 +891,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let d = self.domain();
         let index = self.slot_index(d.slot_mask);
         let mut check_backlog = true;
-        let mut may_go_direct = true;
+        let mut may_spare = true;
         // A panic of another operation while this update applied the object's backlog:
         // resumed once this update is logged (it is kept, whatever else panicked).
         let mut deferred: Option<Box<dyn Any + Send>> = None;
@@ -886,13 +899,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let core = guard.core();
             let mut eviction = None;
             if guard.owner != self.as_owner() {
-                if may_go_direct && self.misses_to_direct(&guard) {
+                if let Some(how) = may_spare.then(|| self.spares_the_slot(&guard)).flatten() {
                     drop(guard);
-                    match self.miss_to_direct(core, op) {
+                    match self.apply_missed(core, op, how) {
                         Ok(()) => return resume_deferred(deferred),
                         Err(back) => op = back,
                     }
-                    may_go_direct = false;
+                    may_spare = false;
                     guard = d.slots.enter(index);
                     continue;
                 }
@@ -1367,25 +1380,32 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// next evictions would switch it to direct again. Then the object stays direct, with
     /// its count restarted (module docs, "Representations"). In a domain whose hot objects
     /// outgrew the cache ([`Solo::outgrown`]), the object also stays direct unless its
-    /// count got there within [`HOT_WINDOW_NS`] of a restart: only then does it take a
-    /// slot from the others' logs (`hot_again`). The object lock is held.
+    /// count got there within [`hot_window`] of a restart (`hot_again`); there an object
+    /// whose logs may be applied alone goes back to logged whoever holds its slot (its
+    /// misses against an active log are applied in place: `eviction`, "A miss that goes
+    /// direct"). The object lock is held.
     #[cold]
     #[inline(never)]
     fn back_to_logged(self, want: u64) -> u64 {
         let d = self.domain();
-        if let Some(core) = d.slots.caller_core() {
+        let outgrown = d.solo.outgrown();
+        // Where a hot object's miss is applied in place rather than evict an active log
+        // (`spares_the_slot`), it may go back to logged whoever holds its slot.
+        if !(outgrown && L::APPLY_ALONE)
+            && let Some(core) = d.slots.caller_core()
+        {
             let published = d.slots.published(core, self.slot_index(d.slot_mask));
             if published != 0 && published != self.id() as usize {
                 return want | DIRECT;
             }
         }
-        if d.solo.outgrown() {
+        if outgrown {
             let now = stamp_now();
-            if !hot_again(want, now) {
+            if !hot_again(want, now, hot_window::<L>()) {
                 return (want & !STAMP) | DIRECT | (now << STAMP_SHIFT);
             }
             // Back to logged with its stamp, which says that it was hot: its misses take
-            // a slot (`misses_to_direct`), and its first flush of a shared log is timed
+            // a slot (`spares_the_slot`), and its first flush of a shared log is timed
             // from it (`observe_flush`).
             return want;
         }
@@ -1457,12 +1477,18 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
             }
         }
+        self.exec_locked(op);
+        lock.count_direct_update = true;
+    }
+
+    /// Runs `op` on the instance, once concurrent readers have left. The object lock is
+    /// held, and what must come before `op` was applied.
+    fn exec_locked(self, op: L::Op) {
         self.exclude_readers();
         let state = self.get().state.get_mut();
         // SAFETY: the object lock is held and readers excluded, so this is the only access
         // to the state.
         L::exec(unsafe { state.deref() }, op);
-        lock.count_direct_update = true;
     }
 
     /// A read through the object lock: synchronizes, runs `f`, and lets the following
@@ -2514,11 +2540,12 @@ mod tests {
         let window = HOT_WINDOW_NS / u64::from(STAMP_UNIT_NS);
         let stamped = |t: u64| DIRECT | (t << STAMP_SHIFT);
         let top = STAMP >> STAMP_SHIFT;
-        assert!(!hot_again(DIRECT, 5), "no restart recorded");
-        assert!(hot_again(stamped(100), 100 + window));
-        assert!(!hot_again(stamped(100), 101 + window));
-        assert!(hot_again(stamped(top), window - 1), "across the wrap");
-        assert!(!hot_again(stamped(top - 2 * window), 1));
+        let hot = |word, now| hot_again(word, now, HOT_WINDOW_NS);
+        assert!(!hot(DIRECT, 5), "no restart recorded");
+        assert!(hot(stamped(100), 100 + window));
+        assert!(!hot(stamped(100), 101 + window));
+        assert!(hot(stamped(top), window - 1), "across the wrap");
+        assert!(!hot(stamped(top - 2 * window), 1));
         let now = stamp_now();
         assert!((1..=top).contains(&now));
     }
@@ -2531,7 +2558,14 @@ mod tests {
         let d = Domain::<crate::Unordered<AddAlone>>::new(Config::per_thread().max_threads(2).cache_slots(4)).unwrap();
         d.solo.thrashed();
         assert!(d.solo.outgrown());
-        let o = OpLog::with_domain(&d, 0);
+        let objects: Vec<OpLog<crate::Unordered<AddAlone>>> = (0..32).map(|_| OpLog::with_domain(&d, 0)).collect();
+        let slot = |o: &OpLog<_>| o.obj().slot_index(d.slot_mask);
+        let mut same = objects.iter().filter(|x| slot(x) == slot(&objects[0]));
+        let (o, other) = (same.next().unwrap(), same.next().unwrap());
+        // Another object's logs hold `o`'s slot on both threads: where the hot object's
+        // misses may be applied in place (its operations commute), it goes back to logged
+        // even so.
+        in_turns(2, std::time::Duration::ZERO, || other.update(AddAlone(1)));
         let turns = |n: usize, pause: std::time::Duration| in_turns(n, pause, || o.update(AddAlone(1)));
         o.switch_representation(Representation::Direct);
         // Under Miri, time runs slowly: every count fills up outside the window.
@@ -2552,7 +2586,7 @@ mod tests {
             assert_eq!(o.representation(), Representation::Logged, "hot: back to logged");
             assert_ne!(stamp_of(o.obj().get().word.holders(Ordering::Relaxed)), 0, "with its stamp");
         }
-        assert_eq!(o.read(|v| *v), updates);
+        assert_eq!((o.read(|v| *v), other.read(|v| *v)), (updates, 2));
     }
 
     /// In a domain whose hot objects outgrew the log cache, an update that misses the cache
@@ -2560,7 +2594,7 @@ mod tests {
     /// has logs elsewhere or a stamp (it was hot: it takes the slot, as before the domain
     /// outgrew the cache).
     #[test]
-    fn where_objects_outgrew_the_cache_a_miss_goes_direct_unless_the_object_was_hot() {
+    fn where_objects_outgrew_the_cache_a_miss_goes_direct_or_in_place_or_takes_the_slot() {
         type Kind = crate::Unordered<AddAlone>;
         // Four objects on one slot of a domain, outgrown or not.
         let four = |config: Config, outgrown: bool| {
@@ -2588,16 +2622,31 @@ mod tests {
         a.update(AddAlone(1));
         assert_eq!(d.cache_stats().since(&before), crate::CacheStats { misses_to_direct: 1, ..Default::default() });
         assert_eq!((a.representation(), b.representation()), (Representation::Direct, Representation::Logged));
-        // A stamped object (one that went back to logged because it was hot) takes the slot.
-        let word = &hot.obj().get().word;
-        let now = word.holders(Ordering::Relaxed);
-        word.take(now, now | (5 << STAMP_SHIFT), Ordering::Relaxed).unwrap();
+        // A stamped object (one that went back to logged because it was hot) takes the slot
+        // from a log that took few operations...
+        let stamp = |o: &OpLog<Kind>| {
+            let word = &o.obj().get().word;
+            let now = word.holders(Ordering::Relaxed);
+            word.take(now, now | (5 << STAMP_SHIFT), Ordering::Relaxed).unwrap();
+        };
+        stamp(hot);
         let before = d.cache_stats();
         hot.update(AddAlone(1));
         let s = d.cache_stats().since(&before);
         assert_eq!((s.installs, s.evictions, s.misses_to_direct), (1, 1, 0), "{s:?}");
         assert_eq!(hot.representation(), Representation::Logged);
-        for (o, want) in [(a, 2), (b, 1), (hot, 1)] {
+        // ... and applies itself in place, leaving the slot, where the log took more (its
+        // operations commute with what is logged).
+        (0..THRASH_PUSHES).for_each(|_| hot.update(AddAlone(1)));
+        let hot2 = &o[3];
+        stamp(hot2);
+        let before = d.cache_stats();
+        hot2.update(AddAlone(1));
+        assert_eq!(d.cache_stats().since(&before), crate::CacheStats { misses_in_place: 1, ..Default::default() });
+        assert_eq!((hot.representation(), hot2.representation()), (Representation::Logged, Representation::Logged));
+        let slot = hot.obj().slot_index(d.slot_mask);
+        assert_eq!(d.slots.published(d.slots.caller_core().unwrap(), slot), hot.obj().id() as usize, "the slot stays");
+        for (o, want) in [(a, 2), (b, 1), (hot, 1 + THRASH_PUSHES as u64), (hot2, 1)] {
             assert_eq!(o.read(|v| *v), want);
         }
         // An object with a log on another core (here a thread's own slots) takes the slot too.
