@@ -4,8 +4,11 @@
 //! The log cache (001 ch. 7) bounds memory: each core has `cache_slots` slots shared by
 //! every object of the domain, and an object that is not in a core's cache takes a slot
 //! there, evicting its owner's log (a *miss*, an install). Once the hot objects outnumber
-//! the slots, most updates miss; these counters let a user see that happen and size the
-//! cache (see the crate docs, "Choosing", for the measured trade).
+//! the slots, most updates miss (and, once a domain's hot objects outgrew its cache, a miss
+//! may spare the slot instead: its object goes direct, or applies the update in place:
+//! [`CacheStats::misses_to_direct`], [`CacheStats::misses_in_place`]); these counters let a
+//! user see that happen and size the cache (see the crate docs, "Choosing", for the
+//! measured trade).
 //!
 //! Counting costs nothing on the update fast path: every event is counted where it
 //! happens, on a slow path (taking a slot, handing a log off, a synchronize's gather),
@@ -156,10 +159,10 @@ pub struct CacheStats {
 
 impl CacheStats {
     /// The share of counted updates that found their object's log in the cache: `1 −
-    /// misses / updates`, counting the misses that went direct on both sides (`1 −
-    /// (installs + misses_to_direct) / (updates + misses_to_direct)`), or `None` before
-    /// any update was counted. Exact over a period that ends with every log gathered
-    /// (module docs).
+    /// misses / updates`, counting the misses that spared the slot on both sides (`1 −
+    /// (installs + m) / (updates + m)`, `m` = `misses_to_direct + misses_in_place`), or
+    /// `None` before any update was counted. Exact over a period that ends with every log
+    /// gathered (module docs).
     pub fn hit_rate(&self) -> Option<f64> {
         let elsewhere = self.misses_to_direct + self.misses_in_place;
         let (updates, misses) = (self.updates + elsewhere, self.installs + elsewhere);
