@@ -1382,8 +1382,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// outgrew the cache ([`Solo::outgrown`]), the object also stays direct unless its
     /// count got there within [`hot_window`] of a restart (`hot_again`); there an object
     /// whose logs may be applied alone goes back to logged whoever holds its slot (its
-    /// misses against an active log are applied in place: `eviction`, "A miss that goes
-    /// direct"). The object lock is held.
+    /// misses against an active log are applied in place: `eviction`, "A miss that spares
+    /// the slot"). The object lock is held.
     #[cold]
     #[inline(never)]
     fn back_to_logged(self, want: u64) -> u64 {
