@@ -2672,8 +2672,12 @@ mod tests {
                 let (next, each) = (&next, &each);
                 s.spawn(move || {
                     for turn in (me..n).step_by(2) {
+                        // Yielding, not spinning: with more waiting threads than cores
+                        // (tests run in parallel) a spinning waiter keeps the thread whose
+                        // turn it is off the CPU for a scheduler tick, which makes fast
+                        // turns look cold.
                         while next.load(std::sync::atomic::Ordering::Acquire) != turn {
-                            std::hint::spin_loop();
+                            std::thread::yield_now();
                         }
                         each();
                         std::thread::sleep(pause);
