@@ -183,7 +183,7 @@ impl CacheStats {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

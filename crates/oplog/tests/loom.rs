@@ -46,6 +46,12 @@
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
+//! One more model lives in the crate, because it stamps its object directly (a stamp takes more
+//! operations through the public API than a prelude allows): `object::eviction::loom_models`,
+//! a cache miss applied in place (a hot object's miss against another hot object's log)
+//! racing a read on the concurrent path and another core's logged update. Run it with
+//! `--lib loom_models` in place of `--test loom`.
+//!
 //! Refcache's epoch advance and weak revival have their models in `crates/refcount/tests/loom.rs`;
 //! every model runs through `oplog_lincheck::testkit::loom_model`.
 #![cfg(loom)]

@@ -94,7 +94,7 @@ impl DirectLog<CounterLog> for DirectSum {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -250,7 +250,7 @@ fn trace_push<U>(log: &[Entry<U>], before: *const Entry<U>) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -282,3 +282,79 @@ impl<L: LogKind> Eviction<L> {
         }
     }
 }
+
+/// loom model of the in-place miss ("A miss that spares the slot"), in the crate because
+/// it stamps its object directly: the models of `tests/loom.rs` go through the public API,
+/// where reaching a stamp (an object back to logged because threads updated it in turn
+/// within [`hot_window`]) takes more operations than a model's prelude allows. Run by
+/// `.ci/run`'s loom step with the crate's unit tests (`--lib`).
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use crate::{Config, Unordered, Update};
+    use loom::thread;
+    use oplog_lincheck::testkit::loom_model;
+    use std::sync::Arc;
+
+    /// Adds to a `u64`; its operations commute, so a log may be applied alone and a miss
+    /// applied in place.
+    struct Add(u64);
+
+    impl Update for Add {
+        type Target = u64;
+        const APPLY_ALONE: bool = true;
+        fn exec(self, t: &mut u64) {
+            *t += self.0;
+        }
+    }
+
+    /// In a domain whose hot objects outgrew its log cache, a stamped object's miss against
+    /// another object's log of [`THRASH_PUSHES`] operations applies itself in place, leaving
+    /// the slot, while another core reads the object (on the concurrent path: the apply
+    /// must wait for it), logs an update of it and reads it again: nothing is lost or
+    /// applied twice, each read sees its own thread's completed update, and the slot's log
+    /// stays its owner's.
+    #[test]
+    fn a_miss_applies_in_place_racing_a_logged_update_and_a_read() {
+        // Whether some interleaving took the path (a std atomic: outside the model).
+        static IN_PLACE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        loom_model("a_miss_applies_in_place_racing_a_logged_update_and_a_read", 3, || {
+            let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
+            d.solo.thrashed();
+            assert!(d.solo.outgrown(), "one switch outgrows a cache of one slot");
+            // Another hot object's log in CPU 0's slot, of enough operations to be spared.
+            let other = OpLog::with_domain(&d, 0);
+            (0..THRASH_PUSHES).for_each(|_| other.update(Add(1)));
+            let hot = Arc::new(OpLog::with_domain(&d, 0));
+            let word = &hot.obj().get().word;
+            let now = word.holders(Ordering::Relaxed);
+            word.take(now, now | (5 << STAMP_SHIFT), Ordering::Relaxed).unwrap();
+            // A read with nothing logged lets the next ones take the concurrent path.
+            assert_eq!(hot.read(|v| *v), 0);
+            assert_ne!(word.holders(Ordering::Relaxed) & BIAS, 0, "the read biased the object");
+            let writer = {
+                let hot = hot.clone();
+                thread::spawn(move || {
+                    crate::primitive::set_current_cpu(1);
+                    let first = hot.read(|v| *v);
+                    assert!(first <= 1, "CPU 1 read {first} before its update");
+                    hot.update(Add(10));
+                    let seen = hot.read(|v| *v);
+                    assert!(seen == 10 || seen == 11, "CPU 1 read {seen} after its update");
+                })
+            };
+            let before = d.cache_stats();
+            hot.update(Add(1));
+            if d.cache_stats().since(&before).misses_in_place == 1 {
+                IN_PLACE.store(true, std::sync::atomic::Ordering::Relaxed);
+                let core = d.slots.caller_core().unwrap();
+                assert_eq!(d.slots.published(core, 0), other.obj().id() as usize, "the slot stays");
+            }
+            let seen = hot.read(|v| *v);
+            assert!(seen == 1 || seen == 11, "CPU 0 read {seen} after its update");
+            writer.join().unwrap();
+            assert_eq!((hot.read(|v| *v), other.read(|v| *v)), (11, THRASH_PUSHES as u64));
+        });
+        assert!(IN_PLACE.load(std::sync::atomic::Ordering::Relaxed), "no interleaving applied the miss in place");
+    }
+}

@@ -1667,12 +1667,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// The holder bits ([`HOLDERS`](crate::word::HOLDERS) but the lock) a read through
     /// the lock of an object whose holder half is `now` leaves, having `gathered`
     /// operations, before it decides on the bias ([`rebias`]): the policy's step at the
-    /// read, and no tag (no direct update since this read). `None` if the step switches
-    /// the object to direct, which gives up its slots first (`set_policy`).
+    /// read, no tag (no direct update since this read), and the stamp unless the step
+    /// switches the object, as on the general path (`ObjectLock`'s unlock). `None` if the
+    /// step switches the object to direct, which gives up its slots first (`set_policy`).
     #[inline(always)]
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
         let (direct, score) = self.read_step(now, gathered);
-        (!direct || now & DIRECT != 0).then(|| (now & BIAS) | policy_bits(direct, score))
+        let stays = direct == (now & DIRECT != 0);
+        (!direct || stays).then(|| (now & BIAS) | if stays { now & STAMP } else { 0 } | policy_bits(direct, score))
     }
 
     /// The adaptive policy's view of evictions of this object's logs from the log cache
@@ -2640,6 +2642,8 @@ mod tests {
         (0..THRASH_PUSHES).for_each(|_| hot.update(AddAlone(1)));
         let hot2 = &o[3];
         stamp(hot2);
+        // A read with nothing logged (the inline path) keeps the stamp, as every read does.
+        assert_eq!(hot2.read(|v| *v), 0);
         let before = d.cache_stats();
         hot2.update(AddAlone(1));
         assert_eq!(d.cache_stats().since(&before), crate::CacheStats { misses_in_place: 1, ..Default::default() });

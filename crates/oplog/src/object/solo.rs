@@ -102,9 +102,13 @@ impl Solo {
         self.answer.load(Ordering::Relaxed) == UNMEASURED
     }
 
-    /// Counts an object that evictions of its logs switched to direct.
+    /// Counts an object that evictions of its logs switched to direct, up to the limit:
+    /// past it the count says nothing more, and a domain whose objects keep switching
+    /// does not write a line that every miss reads (`outgrown`).
     pub(crate) fn thrashed(&self) {
-        self.thrashed.fetch_add(1, Ordering::Relaxed);
+        if !self.outgrown() {
+            self.thrashed.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Measures (module docs) with `fold`, one fold of 0 into the counter's slot that says
