@@ -4,7 +4,7 @@
 //! The word is two 32-bit halves, written by different parties:
 //!
 //! * the *holder* half ([`HOLDERS`]): the object lock, the representation, the read bias,
-//!   the last direct updater's tag, the adaptive policy's score and a coarse time stamp. Only the compare-and-swap
+//!   the last sampled direct updater's tag, the adaptive policy's score and a coarse time stamp. Only the compare-and-swap
 //!   that takes the lock and the lock's holder change it, so the holder unlocks with a
 //!   plain store of what it decided ([`Word::unlock`]): a direct update or a read through
 //!   the lock costs one atomic read-modify-write, where a mutex costs two (its unlock must
@@ -38,8 +38,8 @@ pub(crate) const SCORE_SHIFT: u32 = 53;
 pub(crate) const SCORE_MAX: u64 = 0x3f;
 /// The score's bits.
 pub(crate) const SCORE: u64 = SCORE_MAX << SCORE_SHIFT;
-/// Bits 59..61: the tag of the thread that made the last direct update (`object`'s
-/// `thread_tag`), or 0 if a read came after it.
+/// Bits 59..61: the tag of the thread that made the last sampled direct update, or the
+/// first since a read (`object`'s `thread_tag`), or 0 if a read came after it.
 pub(crate) const TAG_SHIFT: u32 = 59;
 /// The tag's bits.
 pub(crate) const TAG: u64 = 0b11 << TAG_SHIFT;

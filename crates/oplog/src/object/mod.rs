@@ -5,7 +5,7 @@
 //!
 //! One 64-bit word per object, in two 32-bit halves (`crate::word`). The *holder* half:
 //! the object lock (bit 63), the representation (bit 62), the read bias (bit 61), the tag
-//! of the last direct updater (bits 59..61) and the adaptive policy's score (bits 53..59);
+//! of the last sampled direct updater (bits 59..61) and the adaptive policy's score (bits 53..59);
 //! only the compare-and-swap that takes the lock and the lock's holder change it, so the
 //! holder unlocks with a plain store. The *log* half: whether the object has a backlog
 //! (bit 31, kept by `crate::backlog`) and the core mask (bits 0..31; core `c` may own a
@@ -188,8 +188,8 @@
 //!   updates thus ends direct: one atomic read-modify-write per update instead of a miss
 //!   (measured with `oplog-bench objects`);
 //! * direct: the score's weight counts the direct updates made by another thread than the
-//!   one before since the last read (told by a 2-bit thread tag the updates leave in the
-//!   word and reads clear), plus the updates that found the
+//!   one before since the last read (told by a 2-bit thread tag that sampled updates
+//!   leave in the word and reads clear), plus the updates that found the
 //!   lock taken and logged themselves (counted by whoever applies them; not for kinds
 //!   whose logs may be applied alone, whose reads may find logs from before the switch);
 //!   the second read in a row that finds the weight at 4 or more (8 with barriers)
@@ -206,17 +206,20 @@
 //!   (`Obj::observe_flush`), and an object with nothing logged that misses the cache
 //!   switches to direct at once rather than evict a log, while a hot one whose operations
 //!   commute applies a miss against another active log in place (`eviction`, "A miss that
-//!   spares the slot"). The count is sampled: every direct update leaves its thread's
-//!   tag when it unlocks, in the same instruction, but only one in [`LOCKED_SAMPLE_EVERY`]
-//!   (8) per thread looks at the tag it replaces, and a change of updater it finds weighs
-//!   8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled updates, one in 64 that take the
-//!   lock, weigh [`SAMPLED_CHANGE`]). Counting every update cost a fifth of the
-//!   throughput where two threads update many objects at random, so that the last
-//!   updater is the other thread half the time (two threads each updating a random one
-//!   of 1,024 objects of a 24-byte state, pinned direct, 2-core Intel Xeon host,
-//!   2026-11-28, medians of seven alternated runs: 56M updates/s counting every update,
-//!   71M sampled, 73M for one `std` mutex each); two threads taking turns on one object
-//!   are still told within about 16 updates each.
+//!   spares the slot"). The count is sampled: one direct update in
+//!   [`LOCKED_SAMPLE_EVERY`] (8) per thread looks at the tag in the word, that of the last
+//!   sampled updater, and leaves its own when it unlocks, in the same instruction; a
+//!   change of updater it finds weighs 8 ([`LOCKED_SAMPLED_CHANGE`]; a counter's sampled
+//!   updates, one in 64 that take the lock, weigh [`SAMPLED_CHANGE`]). The other updates
+//!   leave the word's tag as it is, except the first since a read, which leaves its own.
+//!   Where the last updater is another thread half the time, so is the last sampled one,
+//!   and two threads taking turns on one object are still told within about 16 updates
+//!   each. Counting every update cost a fifth of the throughput where two threads update
+//!   many objects at random (two threads each updating a random one of 1,024 objects of a
+//!   24-byte state, pinned direct, 2-core Intel Xeon host, 2026-11-28, medians of seven
+//!   alternated runs: 56M updates/s counting every update, 71M sampled, 73M for one `std`
+//!   mutex each), and leaving the tag at every update another 3–8 % (the same with 4,096
+//!   and 65,536 objects, pinned direct and adaptive, medians of eleven alternated runs).
 //!
 //! So an object updated by a single thread is direct whatever its mix: logging saves one
 //! core no more than its lock, and a direct update costs less than a push (measured with
@@ -1334,16 +1337,20 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
-        // Every update leaves its thread's tag; the sampled ones count a change of updater
+        // The sampled updates leave their thread's tag and count a change of updater
         // (module docs, "Representations"), after the lock's compare-and-swap, where a
         // mispredicted branch on the tag does not delay the lock ([`count_direct_update`]).
         // A switch back to logged (rare) is decided out of line.
-        let tag = thread_tag();
         let lock_free = <L::Direct as DirectLog<L>>::LOCK_FREE;
         if !lock_free && !sampled_locked_update() {
-            lock.release((seen & !(TAG | BIAS)) | (tag << TAG_SHIFT));
+            // Unsampled: the word keeps the last sampled updater's tag, the one the next
+            // sampled update compares with, unless a read cleared it: the first update
+            // since a read leaves one, which keeps the read bias off (`rebias`).
+            let tag = if seen & TAG == 0 { thread_tag() << TAG_SHIFT } else { 0 };
+            lock.release((seen & !BIAS) | tag);
             return Ok(());
         }
+        let tag = thread_tag();
         let change = if lock_free { SAMPLED_CHANGE } else { LOCKED_SAMPLED_CHANGE };
         let want = count_direct_update(seen, tag, 0, true, change);
         if want & DIRECT == 0 {
@@ -2153,8 +2160,9 @@ fn change_weight<L: LogKind>() -> u64 {
 
 /// `word` after a direct update by the thread tagged `tag` that found `logged` updates
 /// logged (they found the lock taken): the score's weight grows by `change` if another
-/// thread made the last direct update since the last read ([`change_weight`]), and by
-/// `logged`; the word holds this thread's tag. At
+/// thread made the last tagged direct update since the last read (a sampled one, or the
+/// first since the read: [`change_weight`]), and by `logged`; the word holds this thread's
+/// tag. At
 /// [`WEIGHT_MAX`] the object goes back to logged, with a fresh score (module docs,
 /// "Representations"). A domain pinned to direct keeps counting (its reads reset the
 /// count) but never switches: `adaptive` is false there.
