@@ -164,9 +164,15 @@ impl CacheStats {
     /// `None` before any update was counted. Exact over a period that ends with every log
     /// gathered (module docs).
     pub fn hit_rate(&self) -> Option<f64> {
-        let elsewhere = self.misses_to_direct + self.misses_in_place;
-        let (updates, misses) = (self.updates + elsewhere, self.installs + elsewhere);
+        let updates = self.updates + self.misses_to_direct + self.misses_in_place;
+        let misses = self.misses();
         (updates > 0).then(|| 1.0 - (misses.min(updates) as f64 / updates as f64))
+    }
+
+    /// Updates that did not find their object's log in the cache: those that installed a
+    /// log and those that spared the slot (`misses_to_direct + misses_in_place`).
+    pub fn misses(&self) -> u64 {
+        self.installs + self.misses_to_direct + self.misses_in_place
     }
 
     /// What happened between `earlier` and this snapshot.

@@ -446,8 +446,7 @@ fn measure<O: Objects>(run: &Run, (n, workload): (usize, Workload)) -> (Throughp
                 oplog: shared.objects.oplog().map(|(stats, direct)| {
                     let s = stats.since(&shared.before.unwrap_or_default());
                     let per_update = |x: u64| if updates == 0 { 0.0 } else { x as f64 / updates as f64 };
-                    let misses = s.installs + s.misses_to_direct + s.misses_in_place;
-                    (1.0 - per_update(misses).min(1.0), per_update(s.evictions), direct)
+                    (1.0 - per_update(s.misses()).min(1.0), per_update(s.evictions), direct)
                 }),
             };
         },
