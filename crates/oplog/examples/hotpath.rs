@@ -1,11 +1,12 @@
 //! Times the hot paths in a tight loop on one thread (for looking at the generated code):
 //! `Counter::inc`, a push to an unordered log, a read of an object with nothing logged, a
 //! direct update, and a read right after an update (logged, direct, and under a `Mutex` for
-//! comparison), in a per-CPU and a per-thread domain.
+//! comparison), in a per-CPU domain (on restartable sequences where they exist), a per-CPU
+//! domain on the slots' spin lock, and a per-thread domain.
 //!
 //! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
-//! 20,000,000; a small value suits `valgrind --tool=callgrind`; `HOTPATH_DOMAIN=per-cpu` or
-//! `per-thread` runs one domain only)
+//! 20,000,000; a small value suits `valgrind --tool=callgrind`; `HOTPATH_DOMAIN=per-cpu`,
+//! `per-cpu-spin` or `per-thread` runs one domain only)
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -47,7 +48,11 @@ fn time(name: &str, n: u64, mut f: impl FnMut(u64)) {
 fn main() {
     let n: u64 = std::env::var("HOTPATH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000_000);
     let only = std::env::var("HOTPATH_DOMAIN").ok();
-    for (name, config) in [("per-cpu", Config::per_cpu()), ("per-thread", Config::per_thread())] {
+    for (name, config) in [
+        ("per-cpu", Config::per_cpu()),
+        ("per-cpu-spin", Config::per_cpu().rseq(false)),
+        ("per-thread", Config::per_thread()),
+    ] {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }

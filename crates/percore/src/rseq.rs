@@ -375,30 +375,33 @@ unsafe fn try_fold<S: Fold>(
     key: usize,
     delta: i64,
 ) -> Folded {
-    let status: u32;
-    let count: u32;
+    // Eight registers, so that a caller with the object's address and the operand live
+    // needs none saved: the count reuses the CPU number's register (dead once the slot's
+    // address is loaded), and the outcome the slot address's (an address is neither 0 nor
+    // 1, which the exits write).
+    let slot: usize;
+    let count: u64;
     // SAFETY: as `try_enter`. The offsets address the slot's flags, its published word and
     // the `Fold` fields of its state (`Fold`'s contract); the only stores inside the
     // sequence are the count's increment and the final commit.
     unsafe {
         core::arch::asm!(
-            "xor {st:e}, {st:e}",
             sequence_start!(),
             // `busy` and `req` at once (adjacent bytes).
             "cmp word ptr [{tmp} + {busy}], 0",
             "jne 5f",
             "cmp qword ptr [{tmp} + {published}], {key}",
             "jne 5f",
-            "mov {c:e}, dword ptr [{tmp} + {count}]",
-            "inc {c:e}",
-            "mov dword ptr [{tmp} + {count}], {c:e}",
+            "mov {cpu:e}, dword ptr [{tmp} + {count}]",
+            "inc {cpu:e}",
+            "mov dword ptr [{tmp} + {count}], {cpu:e}",
             "add qword ptr [{tmp} + {value}], {delta}",
             "3:",
             exits_start!(),
-            "mov {st:e}, 2",
+            "mov {tmp:e}, 1",
             "jmp 9f",
             "5:",
-            "mov {st:e}, 1",
+            "xor {tmp:e}, {tmp:e}",
             "jmp 9f",
             exits_end!(),
             off = in(reg) rseq_offset,
@@ -407,10 +410,8 @@ unsafe fn try_fold<S: Fold>(
             offset = in(reg) slot_offset,
             key = in(reg) key,
             delta = in(reg) delta,
-            cpu = out(reg) _,
-            tmp = out(reg) _,
-            st = out(reg) status,
-            c = out(reg) count,
+            cpu = out(reg) count,
+            tmp = out(reg) slot,
             busy = const BUSY,
             published = const std::mem::offset_of!(Slot<S>, published),
             count = const Slot::<S>::STATE + S::COUNT,
@@ -419,10 +420,10 @@ unsafe fn try_fold<S: Fold>(
             options(nostack),
         );
     }
-    match status {
-        0 => Folded::Done(count),
-        1 => Folded::Declined,
-        _ => Folded::Aborted,
+    match slot {
+        0 => Folded::Declined,
+        1 => Folded::Aborted,
+        _ => Folded::Done(count as u32),
     }
 }
 

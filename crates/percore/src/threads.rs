@@ -127,11 +127,19 @@ pub(crate) fn current(
     pool: &Arc<Pool>,
     claim: impl FnOnce(usize) -> *const (),
 ) -> Option<(usize, *const ())> {
-    let f = FAST.with(Cell::get);
-    if f.pool == pool_id {
-        return Some((f.index, f.ptr));
+    if let Some(claimed) = cached(pool_id) {
+        return Some(claimed);
     }
     current_slow(pool, claim)
+}
+
+/// [`current`]'s answer where the thread's one-entry cache holds it (the pool it used
+/// last); `None` otherwise, without claiming. `pool_id` is a pool's (pool ids start at 1;
+/// the empty cache holds 0).
+#[inline(always)]
+pub(crate) fn cached(pool_id: u64) -> Option<(usize, *const ())> {
+    let f = FAST.with(Cell::get);
+    (f.pool == pool_id).then_some((f.index, f.ptr))
 }
 
 /// The calling thread's index in the pool whose id is `pool_id`, if it has claimed one,

@@ -1268,14 +1268,32 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // their direct logs on separate lines: 7.1 ns per update with every 64th one taking
         // the lock, 1.9-2.3 ns without, 2026-11-27).
         let lock_free = <L::Direct as DirectLog<L>>::LOCK_FREE;
-        let op = if lock_free && (!sampled_direct_update() || seen & TAG == thread_tag() << TAG_SHIFT) {
+        if !lock_free {
+            return self.update_direct_locking(op, seen);
+        }
+        if !sampled_direct_update() || seen & TAG == thread_tag() << TAG_SHIFT {
             match self.direct().push(op) {
-                Ok(()) => return,
-                Err(op) => op,
+                Ok(()) => {}
+                Err(op) => self.update_direct_sampled(op, seen),
             }
         } else {
-            op
-        };
+            self.update_direct_sampled(op, seen);
+        }
+    }
+
+    /// [`Obj::update_direct`] through the object lock for a kind with a lock-free direct
+    /// log: a sampled update, or one the direct log refused. Out of line: inline, its
+    /// registers made every caller of [`OpLog::add`] save six (the fold's docs in
+    /// `oplog_percore`, `PerCore::fold`, give the cost).
+    #[cold]
+    #[inline(never)]
+    fn update_direct_sampled(self, op: L::Op, seen: u64) {
+        self.update_direct_locking(op, seen);
+    }
+
+    /// [`Obj::update_direct`] through the object lock.
+    #[inline(always)]
+    fn update_direct_locking(self, op: L::Op, seen: u64) {
         if seen & (LOCK | BIAS) != 0 {
             return self.update_direct_held(op, seen);
         }
