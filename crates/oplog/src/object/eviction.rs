@@ -291,22 +291,11 @@ impl<L: LogKind> Eviction<L> {
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::*;
-    use crate::{Config, Unordered, Update};
+    use crate::object::test_ops::AddAlone;
+    use crate::{Config, Unordered};
     use loom::thread;
     use oplog_lincheck::testkit::loom_model;
     use std::sync::Arc;
-
-    /// Adds to a `u64`; its operations commute, so a log may be applied alone and a miss
-    /// applied in place.
-    struct Add(u64);
-
-    impl Update for Add {
-        type Target = u64;
-        const APPLY_ALONE: bool = true;
-        fn exec(self, t: &mut u64) {
-            *t += self.0;
-        }
-    }
 
     /// In a domain whose hot objects outgrew its log cache, a stamped object's miss against
     /// another object's log of [`THRASH_PUSHES`] operations applies itself in place, leaving
@@ -319,12 +308,12 @@ mod loom_models {
         // Whether some interleaving took the path (a std atomic: outside the model).
         static IN_PLACE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         loom_model("a_miss_applies_in_place_racing_a_logged_update_and_a_read", 3, || {
-            let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
+            let d = Domain::<Unordered<AddAlone>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
             d.solo.thrashed();
             assert!(d.solo.outgrown(), "one switch outgrows a cache of one slot");
             // Another hot object's log in CPU 0's slot, of enough operations to be spared.
             let other = OpLog::with_domain(&d, 0);
-            (0..THRASH_PUSHES).for_each(|_| other.update(Add(1)));
+            (0..THRASH_PUSHES).for_each(|_| other.update(AddAlone(1)));
             let hot = Arc::new(OpLog::with_domain(&d, 0));
             let word = &hot.obj().get().word;
             let now = word.holders(Ordering::Relaxed);
@@ -338,13 +327,13 @@ mod loom_models {
                     crate::primitive::set_current_cpu(1);
                     let first = hot.read(|v| *v);
                     assert!(first <= 1, "CPU 1 read {first} before its update");
-                    hot.update(Add(10));
+                    hot.update(AddAlone(10));
                     let seen = hot.read(|v| *v);
                     assert!(seen == 10 || seen == 11, "CPU 1 read {seen} after its update");
                 })
             };
             let before = d.cache_stats();
-            hot.update(Add(1));
+            hot.update(AddAlone(1));
             if d.cache_stats().since(&before).misses_in_place == 1 {
                 IN_PLACE.store(true, std::sync::atomic::Ordering::Relaxed);
                 let core = d.slots.caller_core().unwrap();

@@ -1271,14 +1271,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
         if !lock_free {
             return self.update_direct_locking(op, seen);
         }
-        if !sampled_direct_update() || seen & TAG == thread_tag() << TAG_SHIFT {
+        let op = if !sampled_direct_update() || seen & TAG == thread_tag() << TAG_SHIFT {
             match self.direct().push(op) {
-                Ok(()) => {}
-                Err(op) => self.update_direct_sampled(op, seen),
+                Ok(()) => return,
+                Err(op) => op,
             }
         } else {
-            self.update_direct_sampled(op, seen);
-        }
+            op
+        };
+        self.update_direct_sampled(op, seen);
     }
 
     /// [`Obj::update_direct`] through the object lock for a kind with a lock-free direct
@@ -2405,8 +2406,25 @@ where
     }
 }
 
+/// The operation the unit tests and the in-crate loom models share.
+#[cfg(test)]
+mod test_ops {
+    /// Adds to a `u64`; its operations commute, so a core's log may be applied alone (and
+    /// a miss applied in place).
+    pub(super) struct AddAlone(pub(super) u64);
+
+    impl crate::Update for AddAlone {
+        type Target = u64;
+        const APPLY_ALONE: bool = true;
+        fn exec(self, t: &mut u64) {
+            *t += self.0;
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::test_ops::AddAlone;
     use super::*;
     use crate::Config;
     use std::sync::mpsc;
@@ -2757,17 +2775,6 @@ mod tests {
         const APPLY_ALONE: bool = true;
         fn exec(self, t: &mut [u64; 64]) {
             t[self.0] += 1;
-        }
-    }
-
-    /// Adds to a `u64`; its operations commute, so a core's log may be applied alone.
-    struct AddAlone(u64);
-
-    impl crate::Update for AddAlone {
-        type Target = u64;
-        const APPLY_ALONE: bool = true;
-        fn exec(self, t: &mut u64) {
-            *t += self.0;
         }
     }
 
