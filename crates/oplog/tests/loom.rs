@@ -43,6 +43,7 @@
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
 //! | `a_read_takes_the_direct_log_with_the_slots` | lock-free direct counter updates (the direct log) and an update that logs itself in its slot, in that order, racing a read that must take both at one instant |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
+//! | `a_log_emptied_by_absorption_races_a_read` | an owner whose log local absorption emptied marks its slot emptied (a lazy store) and then publishes its object again, racing a read that may take the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
@@ -58,7 +59,7 @@
 
 mod common;
 
-use common::SetOp;
+use common::{ABSORB_LOCAL, CountedOp, SetOp};
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::thread;
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Ordered, Representation, Unordered, Update};
@@ -572,6 +573,34 @@ fn giving_up_slots_races_a_concurrent_read() {
         c.as_oplog().switch_representation(Representation::Direct);
         writer.join().unwrap();
         assert_eq!(c.read(), 1);
+    });
+}
+
+/// An owner whose remove empties its log by local absorption (it takes back the add) marks
+/// its slot emptied with a lazy store, then adds again, publishing its object before the
+/// push, racing a read of the object (biased first, so the read may take the concurrent
+/// path): a read that finds the mark, or the object still published over an empty log, is
+/// right either way, and a read sees the second add once it completed.
+#[test]
+fn a_log_emptied_by_absorption_races_a_read() {
+    loom_model("a_log_emptied_by_absorption_races_a_read", 3, || {
+        ABSORB_LOCAL.store(true, Ordering::SeqCst);
+        let execs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let d = Domain::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();
+        let o = Arc::new(OpLog::<Unordered<CountedOp>>::with_domain(&d, BTreeSet::new()));
+        assert_eq!(o.read(BTreeSet::len), 0, "a read through the lock biases the object");
+        let writer = {
+            let o = o.clone();
+            update_on_cpu_1(
+                move || {
+                    o.update(CountedOp::new(SetOp::Add(1), &execs));
+                    o.update(CountedOp::new(SetOp::Remove(1), &execs));
+                    o.update(CountedOp::new(SetOp::Add(2), &execs));
+                },
+                || {},
+            )
+        };
+        read_racing_the_writer(writer, || o.read(BTreeSet::len), (0, 1), "add, remove, add");
     });
 }
 

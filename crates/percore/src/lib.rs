@@ -743,6 +743,15 @@ impl<S> Entered<'_, S> {
     pub fn publish(&self, value: usize) {
         self.slot.published.store(value, Ordering::SeqCst);
     }
+
+    /// Publishes `value` for remote readers with a release store, which they may see only
+    /// later than this call's return: for a value that tells them less to do than the one
+    /// before (a reader that still sees the old one does more work, never less). Cheaper
+    /// than [`Entered::publish`], whose store is a full barrier on x86-64.
+    #[inline]
+    pub fn publish_lazily(&self, value: usize) {
+        self.slot.published.store(value, Ordering::Release);
+    }
 }
 
 impl<S> Deref for Entered<'_, S> {

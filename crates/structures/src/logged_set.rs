@@ -313,6 +313,12 @@ impl<C: SetLike, A: Absorption, const ORDERED: bool> LoggedSet<C, A, ORDERED> {
         self.log.read(Applied::stats)
     }
 
+    /// The representation the set's object is in now (the adaptive policy's choice, in the
+    /// default domain; `oplog` module docs, "Representations").
+    pub fn representation(&self) -> oplog::Representation {
+        self.log.representation()
+    }
+
     /// The domain this set's logs live in.
     pub fn domain(&self) -> &Domain<SetKind<C, A, ORDERED>> {
         self.log.domain()

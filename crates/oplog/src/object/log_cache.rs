@@ -29,17 +29,43 @@ use crate::percore::Fold;
 /// The owner field of a slot nobody owns.
 pub(crate) const NO_OWNER: *const () = std::ptr::null();
 
+/// The bit a slot's published word adds to its owner's id once local absorption emptied
+/// the owner's log ([`emptied`]). Ids are addresses of slab entries, aligned to at least 8
+/// bytes, so the bit is free.
+const EMPTIED: usize = 1;
+
+/// What the owner `id` publishes in its slot once local absorption emptied its log (a
+/// remove that took back its add): not `id`, so a synchronize does not take the slot
+/// (nothing is logged there: [`HeldSlots::lock`]) and a read finds the object quiescent,
+/// but not 0 either, so a synchronize that visits the mask learns that logging did a
+/// direct update's work there ([`HeldSlots::emptied`], the adaptive policy's `absorbed`).
+/// The owner publishes `id` again before its next push. Published lazily (a release
+/// store): a reader that still sees `id` takes the slot and finds the log empty.
+#[inline(always)]
+pub(super) fn emptied(id: u64) -> usize {
+    id as usize | EMPTIED
+}
+
+/// Whether a slot whose published word is `published` holds the log of another object
+/// than `id` (an update of `id` there would evict it): neither 0 nor an emptied log
+/// ([`emptied`]), whose owner has nothing to evict.
+#[inline]
+pub(super) fn holds_a_log(published: usize, id: u64) -> bool {
+    published != 0 && published & EMPTIED == 0 && published != id as usize
+}
+
 /// One slot of a core's log cache.
 pub(crate) struct SlotData<L: LogKind> {
     /// The object whose log this is (the address of its shared part, with its provenance,
     /// so an evictor can reach it), or [`NO_OWNER`].
     ///
-    /// Whenever no thread holds the slot, the slot's published word is 0 or this object's
-    /// id: a holder that names a new owner ([`Obj::install`]) publishes it before it
-    /// releases the slot, and every holder that stops publishing an object (a hand-off, an
-    /// eviction of the owner's own full log, a gather) publishes 0. So a published word
-    /// that equals an object's id says that the object owns the slot, which the update's
-    /// fast path and the counter's restartable sequence check alone.
+    /// Whenever no thread holds the slot, the slot's published word is 0, this object's
+    /// id, or its id marked [`emptied`]: a holder that names a new owner ([`Obj::install`])
+    /// publishes it before it releases the slot, every holder that stops publishing an
+    /// object (a hand-off, an eviction of the owner's own full log, a gather) publishes 0,
+    /// and an owner whose log local absorption emptied publishes [`emptied`]. So a published
+    /// word that equals an object's id says that the object owns the slot, which the
+    /// update's fast path and the counter's restartable sequence check alone.
     pub(crate) owner: *const (),
     /// Largest stamp pushed to this slot by any owner; new stamps are raised to it so
     /// that one slot's stamps never decrease (a thread may read its clock on one CPU and
@@ -135,6 +161,9 @@ pub(super) struct HeldSlots<'a, L: LogKind> {
     pub(super) slots: Option<Remote<'a, SlotData<L>>>,
     /// What the direct log held (empty for kinds without one).
     pub(super) direct: L::Log,
+    /// Whether a core of the mask showed the object's log [`emptied`] by local absorption
+    /// (such a slot is not taken: nothing is logged there).
+    pub(super) emptied: bool,
 }
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
@@ -154,7 +183,14 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             // The cores in use after the mask: a core that set its bit was allocated before.
             let bits = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
             let n = d.slots.cores_in_use();
-            let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n).filter(|&c| logs_here(c)).collect();
+            let mut emptied_here = false;
+            let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n)
+                .filter(|&c| {
+                    let published = d.slots.published(c, index);
+                    emptied_here |= published == emptied(obj.id());
+                    all || published == id
+                })
+                .collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
             let direct = obj.direct().take();
             let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
@@ -162,7 +198,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             let stable = d.slots.cores_in_use() == n
                 && if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
             if stable {
-                return HeldSlots { bits, slots, direct };
+                return HeldSlots { bits, slots, direct, emptied: emptied_here };
             }
             obj.direct().put_back(direct);
             drop(slots);
