@@ -178,7 +178,9 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
         let d = obj.domain();
         let index = obj.slot_index(d.slot_mask);
         let id = obj.id() as usize;
-        let logs_here = |c: usize| all || d.slots.published(c, index) == id;
+        let mark = emptied(obj.id());
+        // From the word a core's slot published: whether to take that slot.
+        let logs_here = |published: usize| all || published == id;
         loop {
             // The cores in use after the mask: a core that set its bit was allocated before.
             let bits = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
@@ -187,8 +189,8 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             let cores: SmallVec<[usize; INLINE_SLOTS]> = cores_of(bits, n)
                 .filter(|&c| {
                     let published = d.slots.published(c, index);
-                    emptied_here |= published == emptied(obj.id());
-                    all || published == id
+                    emptied_here |= published == mark;
+                    logs_here(published)
                 })
                 .collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
@@ -196,7 +198,11 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
             let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
             // A core allocated meanwhile may share a bit with one already visited.
             let stable = d.slots.cores_in_use() == n
-                && if all { now & !bits == 0 } else { cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(c)) };
+                && if all {
+                    now & !bits == 0
+                } else {
+                    cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(d.slots.published(c, index)))
+                };
             if stable {
                 return HeldSlots { bits, slots, direct, emptied: emptied_here };
             }

@@ -2019,8 +2019,9 @@ struct Gathered {
     /// [`Obj::take_backlog`]'s own answer, which counts what they held).
     ops: usize,
     /// Whether the logs gathered (the slots' and the backlog's) absorbed much of what was
-    /// pushed into them ([`absorbed`]): work a direct update would have done, so logging
-    /// paid even on one core.
+    /// pushed into them ([`absorbed`]), or a slot of the mask showed the object's log
+    /// emptied by local absorption (`log_cache::emptied`): work a direct update would have
+    /// done, so logging paid even on one core.
     absorbed: bool,
     /// The mask bits ([`core_bit`]) of the cores whose slots or backlogged logs held some.
     cores: u64,
