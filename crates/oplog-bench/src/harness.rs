@@ -20,6 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
+use oplog::Representation;
 
 use crate::pin::Placement;
 
@@ -118,6 +119,10 @@ pub struct Throughput {
     pub max: f64,
     /// Each repetition's ops/s, in the order run.
     pub samples: Vec<f64>,
+    /// The representation an OpLog implementation's object ended its last repetition in
+    /// (the adaptive policy's choice in a default domain: [`representation_name`]); the
+    /// records' `ended_in` field. `None` where nothing chooses one.
+    pub ended_in: Option<&'static str>,
 }
 
 impl Throughput {
@@ -126,7 +131,23 @@ impl Throughput {
         assert!(!samples.is_empty(), "a throughput needs at least one sample");
         let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Self { median: median(&samples), min, max, samples }
+        Self { median: median(&samples), min, max, samples, ended_in: None }
+    }
+
+    /// This throughput, noting that the object measured ended its last repetition in
+    /// `representation` (`None`: an implementation not built on OpLog).
+    pub fn ended_in(self, representation: Option<Representation>) -> Self {
+        Self { ended_in: representation.map(representation_name), ..self }
+    }
+}
+
+/// How records and annexes name a representation: `logged`, `direct` (`adaptive` is a
+/// domain's setting, never where an object is).
+pub fn representation_name(representation: Representation) -> &'static str {
+    match representation {
+        Representation::Logged => "logged",
+        Representation::Direct => "direct",
+        Representation::Adaptive => "adaptive",
     }
 }
 
@@ -220,7 +241,7 @@ impl Run<'_> {
     ) -> Vec<(Throughput, X)> {
         let once = Run { reps: 1, ..*self };
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
-        let mut last: Vec<Option<X>> = (0..n).map(|_| None).collect();
+        let mut last: Vec<Option<(Option<&'static str>, X)>> = (0..n).map(|_| None).collect();
         for rep in 0..self.reps.max(1) {
             for i in 0..n {
                 if rep == 0 {
@@ -228,13 +249,16 @@ impl Run<'_> {
                 }
                 let (t, x) = measure(i, &once);
                 samples[i].extend(t.samples);
-                last[i] = Some(x);
+                last[i] = Some((t.ended_in, x));
             }
         }
         samples
             .into_iter()
             .zip(last)
-            .map(|(s, x)| (Throughput::from_samples(s), x.expect("every implementation was measured")))
+            .map(|(s, last)| {
+                let (ended_in, x) = last.expect("every implementation was measured");
+                (Throughput { ended_in, ..Throughput::from_samples(s) }, x)
+            })
             .collect()
     }
 
@@ -382,6 +406,25 @@ mod tests {
         assert_eq!(measured[0].0.samples, [11.0, 13.0, 15.0]);
         assert_eq!(measured[1].0.samples, [22.0, 24.0, 26.0]);
         assert_eq!((measured[0].0.median, measured[1].1), (13.0, 6), "the median, and what the last repetition saw");
+    }
+
+    #[test]
+    fn side_by_side_keeps_the_representation_of_the_last_repetition() {
+        let placement = Placement::from_process();
+        let run = Run { threads: 1, duration: Duration::from_millis(1), reps: 3, placement: &placement };
+        let mut rep = 0;
+        let measured = run.side_by_side(
+            2,
+            |_| {},
+            |i, _| {
+                rep += 1;
+                let ended = (i == 0).then_some(if rep < 5 { Representation::Logged } else { Representation::Direct });
+                (Throughput::from_samples(vec![1.0]).ended_in(ended), ())
+            },
+        );
+        assert_eq!(measured[0].0.ended_in, Some("direct"), "the last repetition's, not the first's");
+        assert_eq!(measured[1].0.ended_in, None, "nothing noted for an implementation that does not choose");
+        assert_eq!(Throughput::from_samples(vec![1.0]).ended_in, None);
     }
 
     #[test]

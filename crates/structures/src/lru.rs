@@ -247,6 +247,11 @@ pub trait ConcurrentLru<K>: Sync {
     fn evict(&self) -> Option<K>;
     /// Every key, least recently used first.
     fn order(&self) -> Vec<K>;
+    /// The representation the OpLog object behind this variant is in now (the adaptive
+    /// policy's choice in a default domain); `None` for variants not built on OpLog.
+    fn representation(&self) -> Option<oplog::Representation> {
+        None
+    }
 }
 
 /// The log kind of [`OpLogLru`] (to build its domain).
@@ -284,6 +289,9 @@ impl<K: Key> fmt::Debug for OpLogLru<K> {
 }
 
 impl<K: Key> ConcurrentLru<K> for OpLogLru<K> {
+    fn representation(&self) -> Option<oplog::Representation> {
+        Some(self.list.representation())
+    }
     #[inline]
     fn touch(&self, k: K) {
         self.list.update(LruUpdate::Touch(k));

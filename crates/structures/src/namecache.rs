@@ -73,6 +73,11 @@ pub trait NameEntry: Sync {
     fn generation(&self) -> u32;
     /// The number of references held.
     fn refcount(&self) -> u64;
+    /// The representation the OpLog object behind this variant is in now (the adaptive
+    /// policy's choice in a default domain); `None` for variants not built on OpLog.
+    fn representation(&self) -> Option<oplog::Representation> {
+        None
+    }
 }
 
 /// Generation and count on one cache line; the count behind the entry's ticket spinlock
@@ -230,6 +235,9 @@ impl Default for OpLogEntry {
 }
 
 impl NameEntry for OpLogEntry {
+    fn representation(&self) -> Option<oplog::Representation> {
+        Some(self.refs.as_oplog().representation())
+    }
     #[inline]
     fn lookup(&self, generation: u32) -> Result<(), Stale> {
         // 000 §3: "It increments a local reference count; if it then sees that the

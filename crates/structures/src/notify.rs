@@ -59,6 +59,11 @@ pub trait EventQueue<E>: Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The representation the OpLog object behind this variant is in now (the adaptive
+    /// policy's choice in a default domain); `None` for variants not built on OpLog.
+    fn representation(&self) -> Option<oplog::Representation> {
+        None
+    }
 }
 
 /// Moves up to `max` events from the front of `queue` to `out`.
@@ -114,6 +119,9 @@ impl<E: Send + 'static> fmt::Debug for OpLogQueue<E> {
 }
 
 impl<E: Send + 'static> EventQueue<E> for OpLogQueue<E> {
+    fn representation(&self) -> Option<oplog::Representation> {
+        Some(self.queue.representation())
+    }
     #[inline]
     fn enqueue(&self, e: E) {
         self.queue.update(Enqueue(e));

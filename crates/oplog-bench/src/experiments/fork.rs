@@ -143,6 +143,7 @@ fn truncate(rmap: &impl Rmap, threads: usize) {
 
 fn measure<R: Rmap>(run: &Run, truncate_every: Option<u64>, make: impl Fn() -> R) -> Throughput {
     let threads = run.threads;
+    let mut ended_in = None;
     run.throughput_checked(
         || {
             let rmap = make();
@@ -159,8 +160,12 @@ fn measure<R: Rmap>(run: &Run, truncate_every: Option<u64>, make: impl Fn() -> R
                 }
             })
         },
-        |rmap, _| verify(&rmap.mappings(), threads),
+        |rmap, _| {
+            ended_in = rmap.representation();
+            verify(&rmap.mappings(), threads);
+        },
     )
+    .ended_in(ended_in)
 }
 
 /// Panics unless `mappings` is exactly the threads' long-lived mappings.
@@ -299,12 +304,13 @@ pub fn crossover_of(oplog: &[f64], baseline: &[f64]) -> (Option<u64>, Vec<u64>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::smoke_test;
+    use crate::experiments::impls::{notes_representations, smoke_test};
 
     #[test]
     fn every_impl_forks_and_truncates_and_verifies() {
         smoke_test(IMPLS, None);
         smoke_test(IMPLS, Some(2));
+        notes_representations(IMPLS, Some(2));
     }
 
     #[test]

@@ -156,3 +156,20 @@ pub fn smoke_test<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
         assert!(entry.measure(&run, param).median > 0.0, "{} measured nothing", entry.id);
     }
 }
+
+/// For the tests of experiments over OpLog structures: measured briefly at 2 threads, each
+/// implementation whose id starts with `oplog` notes the representation its object ended
+/// in ([`Throughput::ended_in`](crate::harness::Throughput::ended_in)), and no other does.
+#[cfg(test)]
+pub fn notes_representations<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
+    let placement = crate::pin::Placement::from_process();
+    let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
+    for entry in impls {
+        let ended_in = entry.measure(&run, param).ended_in;
+        if entry.id.starts_with("oplog") {
+            assert!(matches!(ended_in, Some("logged" | "direct")), "{} noted {ended_in:?}", entry.id);
+        } else {
+            assert_eq!(ended_in, None, "{} is not built on OpLog", entry.id);
+        }
+    }
+}

@@ -76,6 +76,7 @@ fn kept(thread: usize) -> u64 {
 fn measure<L: ConcurrentList<u64>>(run: &Run, make: impl Fn() -> L) -> Throughput {
     let clock: &Ordo = ordo::global();
     let threads = run.threads;
+    let mut ended_in = None;
     run.throughput_checked(
         || {
             let list = make();
@@ -93,8 +94,12 @@ fn measure<L: ConcurrentList<u64>>(run: &Run, make: impl Fn() -> L) -> Throughpu
                 spin(clock, SPIN_TICKS);
             })
         },
-        |list, _| verify(&list.snapshot(), threads),
+        |list, _| {
+            ended_in = list.representation();
+            verify(&list.snapshot(), threads);
+        },
     )
+    .ended_in(ended_in)
 }
 
 /// Panics unless `elements` is exactly the threads' kept elements.
@@ -132,11 +137,12 @@ pub static LIST: ThreadSweep = ThreadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::smoke_test;
+    use crate::experiments::impls::{notes_representations, smoke_test};
 
     #[test]
     fn every_impl_runs_and_verifies() {
         smoke_test(IMPLS, ());
+        notes_representations(IMPLS, ());
     }
 
     #[test]

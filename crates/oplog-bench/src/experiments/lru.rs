@@ -54,6 +54,7 @@ struct Shared<L> {
 
 fn measure<L: ConcurrentLru<u64>>(run: &Run, make: impl Fn() -> L) -> Throughput {
     let threads = run.threads;
+    let mut ended_in = None;
     run.throughput_checked(
         || Shared { lru: make(), outcomes: (0..threads).map(|_| Mutex::default()).collect() },
         |shared: &Shared<L>, thread, stop| {
@@ -77,11 +78,13 @@ fn measure<L: ConcurrentLru<u64>>(run: &Run, make: impl Fn() -> L) -> Throughput
             ops
         },
         |shared, _| {
+            ended_in = shared.lru.representation();
             let outcomes: Vec<Outcome> =
                 shared.outcomes.iter().map(|o| std::mem::take(&mut *o.lock().expect("workers are done"))).collect();
             verify(&shared.lru.order(), &outcomes);
         },
     )
+    .ended_in(ended_in)
 }
 
 /// Panics unless the final list and the evictions account for exactly the keys touched.
@@ -134,11 +137,12 @@ pub static LRU: ThreadSweep = ThreadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::smoke_test;
+    use crate::experiments::impls::{notes_representations, smoke_test};
 
     #[test]
     fn every_impl_runs_and_verifies() {
         smoke_test(IMPLS, ());
+        notes_representations(IMPLS, ());
     }
 
     fn touched(keys: &[u64]) -> Outcome {

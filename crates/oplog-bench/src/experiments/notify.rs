@@ -85,30 +85,34 @@ fn measure<Q: EventQueue<u64>>(run: &Run, make: impl Fn() -> Q) -> Throughput {
     let producers = run.threads;
     // The consumer is worker 0; producers are workers 1..=T.
     let workers = Run { threads: producers + 1, ..*run };
-    workers.throughput_checked(
-        || Shared { queue: make(), received: Mutex::new(Received::new(producers)) },
-        |shared: &Shared<Q>, worker, stop| {
-            if worker == 0 {
-                consume(shared, stop);
-                return 0;
-            }
-            let p = worker - 1;
-            let mut seq = 0;
-            stop.run_batched(BATCH, || {
-                shared.queue.enqueue(event(p, seq));
-                seq += 1;
-            })
-        },
-        |shared, enqueued| {
-            let mut received = shared.received.lock().expect("no worker panicked");
-            let mut buf = Vec::new();
-            while shared.queue.dequeue_into(&mut buf, READ_BATCH) > 0 {
-                received.take(&buf);
-                buf.clear();
-            }
-            verify(received.total, enqueued);
-        },
-    )
+    let mut ended_in = None;
+    workers
+        .throughput_checked(
+            || Shared { queue: make(), received: Mutex::new(Received::new(producers)) },
+            |shared: &Shared<Q>, worker, stop| {
+                if worker == 0 {
+                    consume(shared, stop);
+                    return 0;
+                }
+                let p = worker - 1;
+                let mut seq = 0;
+                stop.run_batched(BATCH, || {
+                    shared.queue.enqueue(event(p, seq));
+                    seq += 1;
+                })
+            },
+            |shared, enqueued| {
+                ended_in = shared.queue.representation();
+                let mut received = shared.received.lock().expect("no worker panicked");
+                let mut buf = Vec::new();
+                while shared.queue.dequeue_into(&mut buf, READ_BATCH) > 0 {
+                    received.take(&buf);
+                    buf.clear();
+                }
+                verify(received.total, enqueued);
+            },
+        )
+        .ended_in(ended_in)
 }
 
 /// The consumer: reads until the run stops, yielding when the queue is empty.
@@ -153,11 +157,12 @@ pub static NOTIFY: ThreadSweep = ThreadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::smoke_test;
+    use crate::experiments::impls::{notes_representations, smoke_test};
 
     #[test]
     fn every_impl_runs_and_verifies() {
         smoke_test(IMPLS, ());
+        notes_representations(IMPLS, ());
     }
 
     #[test]

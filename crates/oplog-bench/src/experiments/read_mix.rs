@@ -52,12 +52,8 @@ pub const QUICK_UPDATE_PCTS: [u32; 4] = [0, 50, 99, 100];
 /// Operations between two checks of the stop flag.
 const BATCH: u64 = 32;
 
-/// What measuring a wrapper at one point returns: its throughput, and the representation
-/// it ended the last repetition in ([`SharedTable::ended_in`]; OpLog's wrappers only).
-pub type Measured = (Throughput, Option<&'static str>);
-
 /// Every wrapper, in table order: the default, the baselines, the pinned modes.
-pub const IMPLS: [Impl<u32, (), Measured>; 7] = [
+pub const IMPLS: [Impl<u32>; 7] = [
     of::<OplogTable<{ mode::DEFAULT }>>(),
     of::<MutexTable>(),
     of::<RwLockTable>(),
@@ -68,9 +64,9 @@ pub const IMPLS: [Impl<u32, (), Measured>; 7] = [
 ];
 
 /// The row of [`IMPLS`] for wrapper `T`: [`SharedTable::ID`], measured at one point with
-/// `update_pct` % updates, also returning what it ended the last repetition in
-/// ([`SharedTable::ended_in`]); monomorphised.
-const fn of<T: SharedTable>() -> Impl<u32, (), Measured> {
+/// `update_pct` % updates, noting the representation it ended the last repetition in
+/// ([`SharedTable::representation`], [`Throughput::ended_in`]); monomorphised.
+const fn of<T: SharedTable>() -> Impl<u32> {
     Impl::new(T::ID, measure::<T>)
 }
 
@@ -115,7 +111,7 @@ struct Shared<T> {
 }
 
 /// Runs wrapper `T` at one point.
-fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> (Throughput, Option<&'static str>) {
+fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> Throughput {
     let mut ended_in = None;
     let t = run.throughput_checked(
         || Shared {
@@ -148,12 +144,12 @@ fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> (Throughput, Option<&'
         },
         |shared, _| {
             let adds: u64 = shared.adds.iter().map(|a| a.load(Ordering::Relaxed)).sum();
-            ended_in = shared.table.ended_in();
+            ended_in = shared.table.representation();
             let total = shared.table.total();
             assert_eq!(total, adds, "`{}` lost updates: the table sums to {total} after {adds} adds", T::ID);
         },
     );
-    (t, ended_in)
+    t.ended_in(ended_in)
 }
 
 /// What one `(threads, update_pct)` point measured: ops/s per wrapper (in [`IMPLS`]
@@ -250,18 +246,14 @@ impl Experiment for ReadMix {
                 let measured = run.side_by_side(
                     IMPLS.len(),
                     |i| sink.point(IMPLS[i].id, threads),
-                    |i, once| IMPLS[i].measure(once, pct),
+                    |i, once| (IMPLS[i].measure(once, pct), ()),
                 );
-                for (entry, (t, ended_in)) in IMPLS.iter().zip(measured) {
+                for (entry, (t, ())) in IMPLS.iter().zip(measured) {
                     ops.push(t.median);
-                    let mut record = Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct);
-                    if let Some(r) = ended_in {
-                        record = record.with("ended_in", r);
-                    }
                     if entry.id == OplogTable::<{ mode::DEFAULT }>::ID {
-                        default_ended_in = ended_in;
+                        default_ended_in = t.ended_in;
                     }
-                    sink.push(record)?;
+                    sink.push(Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct))?;
                 }
                 points.push((threads, pct));
                 results.insert((threads, pct), (ops, default_ended_in));
@@ -302,7 +294,7 @@ mod tests {
             // Each run checks the table against the adds made. (A single short run can do
             // no work at all when both workers are preempted past its end on a loaded
             // machine; three in a row do not.)
-            let total: f64 = [0, 50, 100].iter().map(|&pct| entry.measure(&run, pct).0.median).sum();
+            let total: f64 = [0, 50, 100].iter().map(|&pct| entry.measure(&run, pct).median).sum();
             assert!(total > 0.0, "{} did nothing", entry.id);
         }
     }

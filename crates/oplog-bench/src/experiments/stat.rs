@@ -46,6 +46,7 @@ fn stat(entry: &impl NameEntry) {
 
 fn measure<E: NameEntry>(run: &Run, make: impl Fn() -> E) -> Throughput {
     let threads = run.threads as u64;
+    let mut ended_in = None;
     run.throughput_checked(
         make,
         |entry: &E, _, stop| {
@@ -53,8 +54,12 @@ fn measure<E: NameEntry>(run: &Run, make: impl Fn() -> E) -> Throughput {
             entry.lookup(GENERATION).expect("the entry starts at GENERATION");
             stop.run_batched(BATCH, || stat(entry))
         },
-        |entry, _| verify(entry.refcount(), entry.generation(), threads),
+        |entry, _| {
+            ended_in = entry.representation();
+            verify(entry.refcount(), entry.generation(), threads);
+        },
     )
+    .ended_in(ended_in)
 }
 
 /// Panics unless the entry holds exactly one reference per thread at its first generation.
@@ -83,11 +88,12 @@ pub static STAT: ThreadSweep = ThreadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::smoke_test;
+    use crate::experiments::impls::{notes_representations, smoke_test};
 
     #[test]
     fn every_impl_runs_and_verifies() {
         smoke_test(IMPLS, ());
+        notes_representations(IMPLS, ());
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub const FIXED_FIELDS: [&str; 8] =
     ["experiment", "impl", "threads", "ops_per_sec", "min_ops_per_sec", "max_ops_per_sec", "reps", "duration_ms"];
 
 impl Record {
-    /// The record of `impl_id` measured by `run` with result `throughput`.
+    /// The record of `impl_id` measured by `run` with result `throughput` (with the extra
+    /// field `ended_in` where the throughput notes a representation).
     pub fn new(experiment: &str, impl_id: &str, run: &Run, throughput: &Throughput) -> Self {
         Self {
             experiment: experiment.to_owned(),
@@ -75,7 +76,7 @@ impl Record {
             max_ops_per_sec: throughput.max,
             reps: run.reps,
             duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-            extra: Map::new(),
+            extra: throughput.ended_in.map(|r| ("ended_in".to_owned(), Value::from(r))).into_iter().collect(),
         }
     }
 
@@ -498,6 +499,16 @@ mod tests {
         let placement = Placement::unpinned();
         let run = Run { threads, duration: Duration::from_millis(20), reps: 1, placement: &placement };
         Record::new("test", impl_id, &run, &Throughput::from_samples(vec![ops]))
+    }
+
+    #[test]
+    fn a_record_carries_the_representation_its_throughput_notes() {
+        let placement = Placement::unpinned();
+        let run = Run { threads: 2, duration: Duration::from_millis(20), reps: 1, placement: &placement };
+        let noted = Throughput::from_samples(vec![5.0]).ended_in(Some(oplog::Representation::Direct));
+        let json = Record::new("test", "oplog", &run, &noted).to_json();
+        assert_eq!(json.get("ended_in"), Some(&Value::from("direct")));
+        assert_eq!(record("mutex", 2, 5.0).to_json().get("ended_in"), None, "no field where nothing was noted");
     }
 
     #[test]

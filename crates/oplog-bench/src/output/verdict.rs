@@ -208,6 +208,37 @@ fn point_line(axis: XAxis, metric: Metric, roles: &Roles, row: &[(f64, Point)]) 
     Some(line)
 }
 
+/// Where the default `id` ended at `threads` threads, from its records' `ended_in` (the
+/// representation its OpLog object ended in): `; `oplog` ended direct` on a thread axis, or
+/// grouped by x on a swept one (`; `oplog` ended logged at F=1, 2, direct at F=3`). `None`
+/// if its records note none.
+fn ended_clause(axis: XAxis, id: &str, threads: usize, records: &[Record]) -> Option<String> {
+    let mut ended: Vec<(f64, &str)> = records
+        .iter()
+        .filter(|r| r.impl_id == id && r.threads == threads)
+        .filter_map(|r| Some((axis.value(r)?, r.extra.get("ended_in")?.as_str()?)))
+        .collect();
+    ended.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let XAxis::Param { key, .. } = axis else {
+        return ended.first().map(|(_, r)| format!("; `{id}` ended {r}"));
+    };
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (x, r) in &ended {
+        match groups.iter_mut().find(|(g, _)| g == r) {
+            Some((_, xs)) => xs.push(x.to_string()),
+            None => groups.push((r, vec![x.to_string()])),
+        }
+    }
+    let [first, rest @ ..] = groups.as_slice() else {
+        return None;
+    };
+    if rest.is_empty() {
+        return Some(format!("; `{id}` ended {} at every {key}", first.0));
+    }
+    let parts: Vec<String> = groups.iter().map(|(r, xs)| format!("{r} at {key}={}", xs.join(", "))).collect();
+    Some(format!("; `{id}` ended {}", parts.join(", ")))
+}
+
 /// The verdict on `experiment`'s `records`.
 pub fn judge(experiment: &dyn Experiment, records: &[Record]) -> Verdict {
     let axis = experiment.x_axis();
@@ -217,7 +248,8 @@ pub fn judge(experiment: &dyn Experiment, records: &[Record]) -> Verdict {
     let mut verdict = Verdict::default();
     for (&threads, row) in &by_threads {
         if let Some(line) = point_line(axis, metric, &roles, row) {
-            verdict.lines.push(format!("{threads}T: {line}"));
+            let ended = roles.default.and_then(|id| ended_clause(axis, id, threads, records));
+            verdict.lines.push(format!("{threads}T: {line}{}", ended.unwrap_or_default()));
         }
     }
     for target in roles.targets {
@@ -384,6 +416,37 @@ mod tests {
         assert_eq!((v.checked, v.missed.len()), (2, 0), "{v:?}");
         let text = render(&v);
         assert!(text.contains("targets: 2 of 2 met"), "{text}");
+    }
+
+    #[test]
+    fn the_line_says_where_the_default_ended() {
+        let threads_axis = Fake {
+            axis: XAxis::Threads,
+            metric: Metric::OPS_PER_SEC,
+            roles: Roles { default: Some("oplog"), baselines: &["mutex"], floor: None, targets: &[] },
+        };
+        let records = [
+            record("oplog", 2, 30.0, None).with("ended_in", "direct"),
+            record("mutex", 2, 10.0, None),
+            record("oplog", 1, 10.0, None),
+            record("mutex", 1, 5.0, None),
+        ];
+        assert_eq!(
+            judge(&threads_axis, &records).lines,
+            [
+                "1T: fastest `oplog`, `oplog` 2.00x the best baseline (`mutex`)",
+                "2T: fastest `oplog`, `oplog` 3.00x the best baseline (`mutex`); `oplog` ended direct",
+            ],
+            "nothing said where nothing was noted"
+        );
+        let swept = Fake { axis: XAxis::Param { key: "update_pct", label: "updates" }, ..threads_axis };
+        let ended = |pct, r| record("oplog", 2, 20.0, Some(pct)).with("ended_in", r);
+        let mut records = vec![ended(50, "direct"), ended(0, "logged"), ended(100, "logged")];
+        records.extend([0, 50, 100].map(|p| record("mutex", 2, 10.0, Some(p))));
+        let line = &judge(&swept, &records).lines[0];
+        assert!(line.ends_with("; `oplog` ended logged at update_pct=0, 100, direct at update_pct=50"), "{line}");
+        records.retain(|r| r.extra.get("update_pct") != Some(&50.into()));
+        assert!(judge(&swept, &records).lines[0].ends_with("; `oplog` ended logged at every update_pct"));
     }
 
     #[test]

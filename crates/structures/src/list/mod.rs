@@ -173,9 +173,17 @@ pub trait ConcurrentList<T>: Sync {
     fn contains(&self, x: &T) -> bool;
     /// Every element, in ascending order.
     fn snapshot(&self) -> Vec<T>;
+    /// The representation the OpLog object behind this variant is in now (the adaptive
+    /// policy's choice in a default domain); `None` for variants not built on OpLog.
+    fn representation(&self) -> Option<oplog::Representation> {
+        None
+    }
 }
 
 impl<T: Element, A: Absorption, const ORDERED: bool> ConcurrentList<T> for LoggedSet<SeqList<T>, A, ORDERED> {
+    fn representation(&self) -> Option<oplog::Representation> {
+        Some(LoggedSet::representation(self))
+    }
     #[inline]
     fn add(&self, x: T) {
         LoggedSet::add(self, x);

@@ -142,6 +142,11 @@ pub trait Rmap: Sync {
     fn truncate(&self, offset: u64) -> Vec<Unmapped>;
     /// Every mapping, ordered.
     fn mappings(&self) -> Vec<Mapping>;
+    /// The representation the OpLog object behind this variant is in now (the adaptive
+    /// policy's choice in a default domain); `None` for variants not built on OpLog.
+    fn representation(&self) -> Option<oplog::Representation> {
+        None
+    }
 }
 
 /// What truncating `tree` to `offset` unmaps, ordered by mapping: the `truncate` of every
@@ -193,6 +198,9 @@ impl<const ORDERED: bool> Default for OpLogRmap<ORDERED> {
 }
 
 impl<const ORDERED: bool> Rmap for OpLogRmap<ORDERED> {
+    fn representation(&self) -> Option<oplog::Representation> {
+        Some(self.set.representation())
+    }
     #[inline]
     fn add(&self, m: Mapping) {
         self.set.add(m);

@@ -61,8 +61,8 @@ pub trait SharedTable: Sync + Sized {
         let _ = handle;
         std::hint::spin_loop();
     }
-    /// What the wrapper ended in, for wrappers that choose (OpLog's representation).
-    fn ended_in(&self) -> Option<&'static str> {
+    /// The representation OpLog's wrappers are in now; `None` for the others.
+    fn representation(&self) -> Option<Representation> {
         None
     }
 }
@@ -118,11 +118,8 @@ impl<const MODE: u8> SharedTable for OplogTable<MODE> {
         self.0.read(StatsTable::total)
     }
 
-    fn ended_in(&self) -> Option<&'static str> {
-        Some(match self.0.representation() {
-            Representation::Direct => "direct",
-            _ => "logged",
-        })
+    fn representation(&self) -> Option<Representation> {
+        Some(self.0.representation())
     }
 }
 
