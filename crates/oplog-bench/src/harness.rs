@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use oplog::Representation;
+use serde_json::Value;
 
 use crate::pin::Placement;
 
@@ -119,11 +120,16 @@ pub struct Throughput {
     pub max: f64,
     /// Each repetition's ops/s, in the order run.
     pub samples: Vec<f64>,
-    /// The representation an OpLog implementation's object ended its last repetition in
-    /// (the adaptive policy's choice in a default domain: [`representation_name`]); the
-    /// records' `ended_in` field. `None` where nothing chooses one.
-    pub ended_in: Option<&'static str>,
+    /// What the last repetition observed besides its rate, as the records' extra fields
+    /// (each key once): `ended_in`, the representation an OpLog implementation's object
+    /// ended in ([`Throughput::ended_in`]), and an experiment's own (`notify`'s
+    /// `consumed_in_run`).
+    pub observed: Observed,
 }
+
+/// What a repetition noted besides its rate: key and value, each key once
+/// ([`Throughput::observed`]).
+pub type Observed = Vec<(&'static str, Value)>;
 
 impl Throughput {
     /// Summarises per-repetition rates. Panics if `samples` is empty.
@@ -131,13 +137,30 @@ impl Throughput {
         assert!(!samples.is_empty(), "a throughput needs at least one sample");
         let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Self { median: median(&samples), min, max, samples, ended_in: None }
+        Self { median: median(&samples), min, max, samples, observed: Vec::new() }
     }
 
-    /// This throughput, noting that the object measured ended its last repetition in
-    /// `representation` (`None`: an implementation not built on OpLog).
+    /// This throughput, noting `value` under `key` (replacing an earlier note of `key`).
+    pub fn observe(mut self, key: &'static str, value: impl Into<Value>) -> Self {
+        self.observed.retain(|(k, _)| *k != key);
+        self.observed.push((key, value.into()));
+        self
+    }
+
+    /// This throughput, noting as `ended_in` that the object measured ended its last
+    /// repetition in `representation` (the adaptive policy's choice in a default domain,
+    /// named by [`representation_name`]); nothing for `None` (an implementation not built
+    /// on OpLog).
     pub fn ended_in(self, representation: Option<Representation>) -> Self {
-        Self { ended_in: representation.map(representation_name), ..self }
+        match representation {
+            Some(r) => self.observe("ended_in", representation_name(r)),
+            None => self,
+        }
+    }
+
+    /// What was noted under `key`, if anything.
+    pub fn observation(&self, key: &str) -> Option<&Value> {
+        self.observed.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }
 
@@ -241,7 +264,7 @@ impl Run<'_> {
     ) -> Vec<(Throughput, X)> {
         let once = Run { reps: 1, ..*self };
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
-        let mut last: Vec<Option<(Option<&'static str>, X)>> = (0..n).map(|_| None).collect();
+        let mut last: Vec<Option<(Observed, X)>> = (0..n).map(|_| None).collect();
         for rep in 0..self.reps.max(1) {
             for i in 0..n {
                 if rep == 0 {
@@ -249,15 +272,15 @@ impl Run<'_> {
                 }
                 let (t, x) = measure(i, &once);
                 samples[i].extend(t.samples);
-                last[i] = Some((t.ended_in, x));
+                last[i] = Some((t.observed, x));
             }
         }
         samples
             .into_iter()
             .zip(last)
             .map(|(s, last)| {
-                let (ended_in, x) = last.expect("every implementation was measured");
-                (Throughput { ended_in, ..Throughput::from_samples(s) }, x)
+                let (observed, x) = last.expect("every implementation was measured");
+                (Throughput { observed, ..Throughput::from_samples(s) }, x)
             })
             .collect()
     }
@@ -422,9 +445,14 @@ mod tests {
                 (Throughput::from_samples(vec![1.0]).ended_in(ended), ())
             },
         );
-        assert_eq!(measured[0].0.ended_in, Some("direct"), "the last repetition's, not the first's");
-        assert_eq!(measured[1].0.ended_in, None, "nothing noted for an implementation that does not choose");
-        assert_eq!(Throughput::from_samples(vec![1.0]).ended_in, None);
+        assert_eq!(measured[0].0.observation("ended_in"), Some(&Value::from("direct")), "the last repetition's");
+        assert_eq!(
+            measured[1].0.observation("ended_in"),
+            None,
+            "nothing noted for an implementation that does not choose"
+        );
+        let noted = Throughput::from_samples(vec![1.0]).observe("seen", 0.5).observe("seen", 0.25);
+        assert_eq!(noted.observed, [("seen", Value::from(0.25))], "a key is noted once, the last value");
     }
 
     #[test]

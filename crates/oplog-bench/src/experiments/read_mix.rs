@@ -30,7 +30,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, XAxis};
@@ -154,7 +154,7 @@ fn measure<T: SharedTable>(run: &Run, update_pct: u32) -> Throughput {
 
 /// What one `(threads, update_pct)` point measured: ops/s per wrapper (in [`IMPLS`]
 /// order) and the representation the default ended in.
-type PointResults<'a> = HashMap<(usize, u32), (Vec<f64>, Option<&'a str>)>;
+type PointResults = HashMap<(usize, u32), (Vec<f64>, Option<Value>)>;
 
 /// The `read-mix` experiment.
 #[derive(Clone, Copy, Debug, Default)]
@@ -251,7 +251,7 @@ impl Experiment for ReadMix {
                 for (entry, (t, ())) in IMPLS.iter().zip(measured) {
                     ops.push(t.median);
                     if entry.id == OplogTable::<{ mode::DEFAULT }>::ID {
-                        default_ended_in = t.ended_in;
+                        default_ended_in = t.observation("ended_in").cloned();
                     }
                     sink.push(Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct))?;
                 }
@@ -302,8 +302,8 @@ mod tests {
     #[test]
     fn versus_names_the_fastest() {
         let results = HashMap::from([
-            ((2, 99), (vec![300.0, 100.0, 120.0, 150.0, 1.0, 200.0, 1.0], Some("logged"))),
-            ((2, 0), (vec![1.0, 4.0, 8.0, 2.0, 1.0, 3.0, 9.0], Some("direct"))),
+            ((2, 99), (vec![300.0, 100.0, 120.0, 150.0, 1.0, 200.0, 1.0], Some("logged".into()))),
+            ((2, 0), (vec![1.0, 4.0, 8.0, 2.0, 1.0, 3.0, 9.0], Some("direct".into()))),
         ]);
         let annex = ReadMix::versus(&[(2, 0), (2, 99)], &results);
         let row = |r: &[serde_json::Value]| r.to_vec();

@@ -64,8 +64,8 @@ pub const FIXED_FIELDS: [&str; 8] =
     ["experiment", "impl", "threads", "ops_per_sec", "min_ops_per_sec", "max_ops_per_sec", "reps", "duration_ms"];
 
 impl Record {
-    /// The record of `impl_id` measured by `run` with result `throughput` (with the extra
-    /// field `ended_in` where the throughput notes a representation).
+    /// The record of `impl_id` measured by `run` with result `throughput` (what the
+    /// throughput noted, [`Throughput::observed`], as extra fields).
     pub fn new(experiment: &str, impl_id: &str, run: &Run, throughput: &Throughput) -> Self {
         Self {
             experiment: experiment.to_owned(),
@@ -76,7 +76,7 @@ impl Record {
             max_ops_per_sec: throughput.max,
             reps: run.reps,
             duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-            extra: throughput.ended_in.map(|r| ("ended_in".to_owned(), Value::from(r))).into_iter().collect(),
+            extra: throughput.observed.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
         }
     }
 
@@ -502,13 +502,15 @@ mod tests {
     }
 
     #[test]
-    fn a_record_carries_the_representation_its_throughput_notes() {
+    fn a_record_carries_what_its_throughput_noted() {
         let placement = Placement::unpinned();
         let run = Run { threads: 2, duration: Duration::from_millis(20), reps: 1, placement: &placement };
         let noted = Throughput::from_samples(vec![5.0]).ended_in(Some(oplog::Representation::Direct));
         let json = Record::new("test", "oplog", &run, &noted).to_json();
         assert_eq!(json.get("ended_in"), Some(&Value::from("direct")));
         assert_eq!(record("mutex", 2, 5.0).to_json().get("ended_in"), None, "no field where nothing was noted");
+        let json = Record::new("test", "oplog", &run, &noted.observe("consumed_in_run", 0.5)).to_json();
+        assert_eq!((json.get("ended_in"), json.get("consumed_in_run")), (Some(&"direct".into()), Some(&0.5.into())));
     }
 
     #[test]
