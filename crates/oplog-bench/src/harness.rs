@@ -120,16 +120,15 @@ pub struct Throughput {
     pub max: f64,
     /// Each repetition's ops/s, in the order run.
     pub samples: Vec<f64>,
-    /// What the last repetition observed besides its rate, as the records' extra fields
-    /// (each key once): `ended_in`, the representation an OpLog implementation's object
-    /// ended in ([`Throughput::ended_in`]), and an experiment's own (`notify`'s
-    /// `consumed_in_run`).
-    pub observed: Observed,
+    /// What the last repetition noted besides its rate, the records' extra fields (each
+    /// key once): `ended_in`, the representation an OpLog implementation's object ended in
+    /// ([`Throughput::ended_in`]), and an experiment's own (`notify`'s `consumed_in_run`).
+    pub notes: Notes,
 }
 
 /// What a repetition noted besides its rate: key and value, each key once
-/// ([`Throughput::observed`]).
-pub type Observed = Vec<(&'static str, Value)>;
+/// ([`Throughput::notes`]).
+pub type Notes = Vec<(&'static str, Value)>;
 
 impl Throughput {
     /// Summarises per-repetition rates. Panics if `samples` is empty.
@@ -137,13 +136,13 @@ impl Throughput {
         assert!(!samples.is_empty(), "a throughput needs at least one sample");
         let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
         let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Self { median: median(&samples), min, max, samples, observed: Vec::new() }
+        Self { median: median(&samples), min, max, samples, notes: Vec::new() }
     }
 
     /// This throughput, noting `value` under `key` (replacing an earlier note of `key`).
-    pub fn observe(mut self, key: &'static str, value: impl Into<Value>) -> Self {
-        self.observed.retain(|(k, _)| *k != key);
-        self.observed.push((key, value.into()));
+    pub fn note(mut self, key: &'static str, value: impl Into<Value>) -> Self {
+        self.notes.retain(|(k, _)| *k != key);
+        self.notes.push((key, value.into()));
         self
     }
 
@@ -153,14 +152,14 @@ impl Throughput {
     /// on OpLog).
     pub fn ended_in(self, representation: Option<Representation>) -> Self {
         match representation {
-            Some(r) => self.observe("ended_in", representation_name(r)),
+            Some(r) => self.note("ended_in", representation_name(r)),
             None => self,
         }
     }
 
     /// What was noted under `key`, if anything.
-    pub fn observation(&self, key: &str) -> Option<&Value> {
-        self.observed.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    pub fn noted(&self, key: &str) -> Option<&Value> {
+        self.notes.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }
 
@@ -254,7 +253,8 @@ impl Run<'_> {
     /// on all of them alike, and the ratios the verdict reports compare like with like.
     /// `measure(i, run)` measures implementation `i` once (`run.reps` is 1) and returns its
     /// throughput and what else it observed; the result holds, per implementation, its
-    /// throughput over all repetitions and what its last repetition observed. `before(i)`
+    /// throughput over all repetitions (with its last repetition's [`Throughput::notes`]) and
+    /// what its last repetition observed. `before(i)`
     /// runs before implementation `i`'s first repetition (progress).
     pub fn side_by_side<X>(
         &self,
@@ -264,7 +264,7 @@ impl Run<'_> {
     ) -> Vec<(Throughput, X)> {
         let once = Run { reps: 1, ..*self };
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
-        let mut last: Vec<Option<(Observed, X)>> = (0..n).map(|_| None).collect();
+        let mut last: Vec<Option<(Notes, X)>> = (0..n).map(|_| None).collect();
         for rep in 0..self.reps.max(1) {
             for i in 0..n {
                 if rep == 0 {
@@ -272,15 +272,15 @@ impl Run<'_> {
                 }
                 let (t, x) = measure(i, &once);
                 samples[i].extend(t.samples);
-                last[i] = Some((t.observed, x));
+                last[i] = Some((t.notes, x));
             }
         }
         samples
             .into_iter()
             .zip(last)
             .map(|(s, last)| {
-                let (observed, x) = last.expect("every implementation was measured");
-                (Throughput { observed, ..Throughput::from_samples(s) }, x)
+                let (notes, x) = last.expect("every implementation was measured");
+                (Throughput { notes, ..Throughput::from_samples(s) }, x)
             })
             .collect()
     }
@@ -445,14 +445,10 @@ mod tests {
                 (Throughput::from_samples(vec![1.0]).ended_in(ended), ())
             },
         );
-        assert_eq!(measured[0].0.observation("ended_in"), Some(&Value::from("direct")), "the last repetition's");
-        assert_eq!(
-            measured[1].0.observation("ended_in"),
-            None,
-            "nothing noted for an implementation that does not choose"
-        );
-        let noted = Throughput::from_samples(vec![1.0]).observe("seen", 0.5).observe("seen", 0.25);
-        assert_eq!(noted.observed, [("seen", Value::from(0.25))], "a key is noted once, the last value");
+        assert_eq!(measured[0].0.noted("ended_in"), Some(&Value::from("direct")), "the last repetition's");
+        assert_eq!(measured[1].0.noted("ended_in"), None, "nothing noted for an implementation that does not choose");
+        let noted = Throughput::from_samples(vec![1.0]).note("seen", 0.5).note("seen", 0.25);
+        assert_eq!(noted.notes, [("seen", Value::from(0.25))], "a key is noted once, the last value");
     }
 
     #[test]

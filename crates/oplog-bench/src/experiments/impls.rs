@@ -166,7 +166,7 @@ pub fn notes_representations<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
     let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
     for entry in impls {
         let t = entry.measure(&run, param);
-        let ended_in = t.observation("ended_in").and_then(|v| v.as_str());
+        let ended_in = t.noted("ended_in").and_then(|v| v.as_str());
         if entry.id.starts_with("oplog") {
             assert!(matches!(ended_in, Some("logged" | "direct")), "{} noted {ended_in:?}", entry.id);
         } else {

@@ -127,7 +127,7 @@ fn measure<Q: EventQueue<u64>>(run: &Run, make: impl Fn() -> Q) -> Throughput {
             },
         )
         .ended_in(ended_in)
-        .observe("consumed_in_run", round(3, consumed_in_run))
+        .note("consumed_in_run", round(3, consumed_in_run))
 }
 
 /// The consumer: reads until the run stops, yielding when the queue is empty.
@@ -185,7 +185,7 @@ mod tests {
         let placement = crate::pin::Placement::from_process();
         let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
         for entry in IMPLS {
-            let share = entry.measure(&run, ()).observation("consumed_in_run").and_then(serde_json::Value::as_f64);
+            let share = entry.measure(&run, ()).noted("consumed_in_run").and_then(serde_json::Value::as_f64);
             assert!(share.is_some_and(|s| (0.0..=1.0).contains(&s)), "{}: {share:?}", entry.id);
         }
     }

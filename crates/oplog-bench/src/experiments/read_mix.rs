@@ -251,7 +251,7 @@ impl Experiment for ReadMix {
                 for (entry, (t, ())) in IMPLS.iter().zip(measured) {
                     ops.push(t.median);
                     if entry.id == OplogTable::<{ mode::DEFAULT }>::ID {
-                        default_ended_in = t.observation("ended_in").cloned();
+                        default_ended_in = t.noted("ended_in").cloned();
                     }
                     sink.push(Record::new(self.name(), entry.id, &run, &t).with("update_pct", pct))?;
                 }

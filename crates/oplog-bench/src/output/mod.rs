@@ -65,9 +65,9 @@ pub const FIXED_FIELDS: [&str; 8] =
 
 impl Record {
     /// The record of `impl_id` measured by `run` with result `throughput` (what the
-    /// throughput noted, [`Throughput::observed`], as extra fields).
+    /// throughput noted, [`Throughput::notes`], as extra fields).
     pub fn new(experiment: &str, impl_id: &str, run: &Run, throughput: &Throughput) -> Self {
-        Self {
+        let record = Self {
             experiment: experiment.to_owned(),
             impl_id: impl_id.to_owned(),
             threads: run.threads,
@@ -76,8 +76,9 @@ impl Record {
             max_ops_per_sec: throughput.max,
             reps: run.reps,
             duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
-            extra: throughput.observed.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
-        }
+            extra: Map::new(),
+        };
+        throughput.notes.iter().fold(record, |r, (key, value)| r.with(key, value.clone()))
     }
 
     /// Adds the experiment-specific field `key`. Panics if `key` is a fixed field name.
@@ -509,7 +510,7 @@ mod tests {
         let json = Record::new("test", "oplog", &run, &noted).to_json();
         assert_eq!(json.get("ended_in"), Some(&Value::from("direct")));
         assert_eq!(record("mutex", 2, 5.0).to_json().get("ended_in"), None, "no field where nothing was noted");
-        let json = Record::new("test", "oplog", &run, &noted.observe("consumed_in_run", 0.5)).to_json();
+        let json = Record::new("test", "oplog", &run, &noted.note("consumed_in_run", 0.5)).to_json();
         assert_eq!((json.get("ended_in"), json.get("consumed_in_run")), (Some(&"direct".into()), Some(&0.5.into())));
     }
 
