@@ -20,9 +20,10 @@
 //! share tells a queue that keeps its consumer up to date from one that does not. With
 //! more threads than CPUs (two producers and the consumer on this machine's two CPUs)
 //! a spin lock whose holder was preempted stalls its waiters until the holder runs again:
-//! OpLog's consumer, sharing a CPU with a producer, read 0.1-9 % of the events during the
-//! run, against 98-100 % for `mutex` and `segqueue` (2-core AMD EPYC host, 2026-11-29),
-//! waiting for the object lock or a slot's spin lock after spinning by yielding the CPU.
+//! OpLog's consumer, sharing a CPU with a producer, read 0-9 % of the events during the
+//! run, against 98.5-100 % for `mutex` (`segqueue`: 24-99 %; 2-core AMD EPYC host,
+//! 2026-11-29), waiting for the object lock or a slot's spin lock after spinning by
+//! yielding the CPU.
 //!
 //! Implementations (ids stable): `oplog` (ordered per-core logs, merged by timestamp on
 //! each read; per-CPU slots entered by restartable sequences, so each read pays a
