@@ -183,14 +183,7 @@ fn point_line(axis: XAxis, metric: Metric, roles: &Roles, row: &[(f64, Point)]) 
         }
         return Some(line);
     };
-    let mut fastest: Vec<(&str, Vec<String>)> = Vec::new();
-    for j in &judged {
-        let x = j.x.to_string();
-        match fastest.iter_mut().find(|(id, _)| *id == j.fastest) {
-            Some((_, xs)) => xs.push(x),
-            None => fastest.push((j.fastest, vec![x])),
-        }
-    }
+    let fastest = x_values_by_name(judged.iter().map(|j| (j.fastest, j.x)));
     let groups: Vec<String> = fastest.iter().map(|(id, xs)| format!("`{id}` at {key}={}", xs.join(", "))).collect();
     let mut line = format!("fastest {}", groups.join(", "));
     let ratios: Vec<(f64, f64, &str)> =
@@ -208,6 +201,18 @@ fn point_line(axis: XAxis, metric: Metric, roles: &Roles, row: &[(f64, Point)]) 
     Some(line)
 }
 
+/// The x values of `points` (name, x) grouped by name, names in first-seen order.
+fn x_values_by_name<'a>(points: impl Iterator<Item = (&'a str, f64)>) -> Vec<(&'a str, Vec<String>)> {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (name, x) in points {
+        match groups.iter_mut().find(|(g, _)| *g == name) {
+            Some((_, xs)) => xs.push(x.to_string()),
+            None => groups.push((name, vec![x.to_string()])),
+        }
+    }
+    groups
+}
+
 /// Where the default `id` ended at `threads` threads, from its records' `ended_in` (the
 /// representation its OpLog object ended in): `; `oplog` ended direct` on a thread axis, or
 /// grouped by x on a swept one (`; `oplog` ended logged at F=1, 2, direct at F=3`). `None`
@@ -222,13 +227,7 @@ fn ended_clause(axis: XAxis, id: &str, threads: usize, records: &[Record]) -> Op
     let XAxis::Param { key, .. } = axis else {
         return ended.first().map(|(_, r)| format!("; `{id}` ended {r}"));
     };
-    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for (x, r) in &ended {
-        match groups.iter_mut().find(|(g, _)| g == r) {
-            Some((_, xs)) => xs.push(x.to_string()),
-            None => groups.push((r, vec![x.to_string()])),
-        }
-    }
+    let groups = x_values_by_name(ended.iter().map(|&(x, r)| (r, x)));
     let [first, rest @ ..] = groups.as_slice() else {
         return None;
     };
