@@ -217,7 +217,14 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         record_deque(&batch.ready, 0, AccessKind::CellWrite);
         super::forget_default_global_absorption();
         U::absorb_global(state, &mut batch.ready);
-        while let Some(op) = batch.ready.pop_front() {
+        // Applied from a `Vec`'s iterator, a pointer bump (a `VecDeque`'s `pop_front` carries
+        // its wrapping head index from one operation to the next, a chain of dependent
+        // instructions that cost more than a small `exec`). The conversion keeps the buffer
+        // (it rotates a wrapped deque in place). If an operation panics, `Unapplied` puts
+        // the rest back in the batch for the next synchronize.
+        let mut rest =
+            Unapplied { ops: Vec::from(std::mem::take(&mut batch.ready)).into_iter(), batch: &mut batch.ready };
+        for op in rest.ops.by_ref() {
             op.exec(state);
         }
     }
@@ -226,6 +233,19 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     #[inline]
     fn exec(state: &mut U::Target, op: U) {
         op.exec(state);
+    }
+}
+
+/// The operations of a batch not yet applied: put back into the batch when dropped, so
+/// that those after an operation that panicked are kept, in order.
+struct Unapplied<'a, U> {
+    ops: std::vec::IntoIter<U>,
+    batch: &'a mut VecDeque<U>,
+}
+
+impl<U> Drop for Unapplied<'_, U> {
+    fn drop(&mut self) {
+        self.batch.extend(self.ops.by_ref());
     }
 }
 
