@@ -278,6 +278,14 @@ impl Clock for Ordo {
     }
 
     #[inline]
+    fn stamp(&self) -> u64 {
+        match self.source {
+            Source::Hardware => hw::read_unfenced(),
+            Source::Monotonic => hw::monotonic_ns(),
+        }
+    }
+
+    #[inline]
     fn get_time_and_cpu(&self) -> (u64, Option<usize>) {
         #[cfg(target_arch = "x86_64")]
         if self.cpu_in_aux {
@@ -307,6 +315,25 @@ impl Clock for Ordo {
 mod tests {
     use super::*;
     use crate::TimeOrder;
+
+    /// On one CPU a stamp is taken after the reading before it and before the reading
+    /// after it: it waits for the earlier instructions, and the next reading waits for it.
+    #[test]
+    fn a_stamp_falls_between_the_readings_around_it() {
+        let hardware = hw::hardware_clock_available().then(|| Ordo::with_boundary(0));
+        for o in hardware.into_iter().chain([Ordo::monotonic()]) {
+            let cpu = cpu::allowed()[0];
+            std::thread::spawn(move || {
+                cpu::pin_current_thread(cpu).unwrap();
+                for _ in 0..10_000 {
+                    let (before, stamp, after) = (o.get_time(), o.stamp(), o.get_time());
+                    assert!(before <= stamp && stamp <= after, "{before} {stamp} {after} ({})", o.name());
+                }
+            })
+            .join()
+            .unwrap();
+        }
+    }
 
     #[test]
     fn calibration_yields_a_full_matrix_and_a_non_negative_boundary() {

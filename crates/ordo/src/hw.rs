@@ -103,6 +103,30 @@ pub(crate) fn read() -> u64 {
     read_with_aux().0
 }
 
+/// Reads the hardware clock once every earlier instruction has executed and every earlier
+/// load is globally visible, letting later instructions run before it (`rdtscp` without
+/// the `lfence`: [`crate::Clock::stamp`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn read_unfenced() -> u64 {
+    let lo: u32;
+    let hi: u32;
+    // SAFETY: as `read_with_aux`'s `rdtscp`, without the `lfence`: it touches no memory and
+    // is only reached once `hardware_clock_available` confirmed the instruction exists.
+    // No `nomem`: the compiler does not move memory operations across it.
+    unsafe {
+        core::arch::asm!("rdtscp", out("eax") lo, out("edx") hi, out("ecx") _, options(nostack, preserves_flags));
+    }
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// Reads the hardware clock ([`read`]: no cheaper reading on this target).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(crate) fn read_unfenced() -> u64 {
+    read()
+}
+
 /// Reads the hardware clock.
 #[cfg(target_arch = "aarch64")]
 #[inline(always)]

@@ -997,15 +997,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
         len >= SHARED_FACTOR * max || !self.others_log(core, Ordering::Relaxed)
     }
 
-    /// The stamp of an update in the entered slot of `core`: the clock, raised to the
-    /// migration floor and to the slot's last stamp (ordered kinds; 0 otherwise).
+    /// The stamp of an update in the entered slot of `core`: the clock (read for a stamp,
+    /// `ordo::Clock::stamp`: after the slot's entry, without holding the push back),
+    /// raised to the migration floor and to the slot's last stamp (ordered kinds; 0
+    /// otherwise).
     #[inline(always)]
     fn stamp(self, guard: &mut Entered<'_, SlotData<L>>, core: usize) -> u64 {
         if !L::ORDERED {
             return 0;
         }
         let d = self.domain();
-        let t = d.clock.get_time();
+        let t = d.clock.stamp();
         let raw = if d.slots.mode() == CoreMode::PerCpu { t.max(migration::floor(&*d.clock, d.id, core)) } else { t };
         let stamp = raw.max(guard.last_stamp);
         guard.last_stamp = stamp;
