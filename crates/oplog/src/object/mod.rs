@@ -855,6 +855,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // slot, so a synchronize or direct update that checks the slots for logs finds
         // their lines clean. Relaxed: a stale answer is correct either way (module docs,
         // "Representations").
+        // In a domain whose hot objects outgrew the log cache most objects are direct, and
+        // the load below would bring the word's line in shared, for the lock's
+        // compare-and-swap to fetch again, exclusive: ask for it exclusive at once (`solo`).
+        if self.domain().solo.outgrown() {
+            self.get().word.prefetch_for_write();
+        }
         let seen = self.get().word.holders(Ordering::Relaxed);
         if seen & DIRECT != 0 {
             return self.update_direct(op, seen);
