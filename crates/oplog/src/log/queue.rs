@@ -93,53 +93,88 @@ impl<U> Default for QueueBatch<U> {
     }
 }
 
-/// The most runs [`merge_runs`] merges; more are sorted.
-const MERGED_RUNS: usize = 8;
+/// The most chains of runs [`merge_runs`] merges (each chain is one core's logs, or
+/// more than one where a core's stamps went back); more are sorted.
+const MERGED_CHAINS: usize = 8;
 
 /// Moves the operations of `fresh` into `ready` in the order of a stable sort by
-/// (stamp, core), if `fresh` is the sorted runs that start at `runs` (at most
-/// [`MERGED_RUNS`] of them): a merge, one move per operation, where the sort moved each
-/// one twice more through a buffer it allocated (a consumer of two producers' events,
-/// `notify`, spent 7 % of its time there). Equal keys keep run order, as the sort kept
-/// gather order. Returns false, with nothing moved, if `fresh` is not such runs.
+/// (stamp, core), if `fresh` is the sorted runs that start at `runs`, one core's each:
+/// a merge, one move per operation, where the sort moved each one twice more through a
+/// buffer it allocated (a consumer of two producers' events, `notify`, spent 7-9 % of
+/// its time there). A core's runs are in gather order, which is the order its logs were
+/// made in, so each run whose first key is at least the last key of its core's previous
+/// one extends that core's chain; a run that is not starts a new chain for its core.
+/// The chains, at most [`MERGED_CHAINS`] of them, are merged by their heads' keys; equal
+/// keys are of one core, whose earlier chain goes first, as the sort kept gather order.
+/// Returns false, with nothing moved, if `fresh` is not such runs or has more chains.
 fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &[usize], ready: &mut VecDeque<U>) -> bool {
+    const NONE: usize = usize::MAX;
     let n = fresh.len();
-    if runs.len() > MERGED_RUNS || runs.first().is_some_and(|&s| s != 0) || runs.is_empty() != (n == 0) {
+    if runs.first().map_or(n != 0, |&s| s != 0) {
         return false;
     }
-    let (mut heads, mut ends) = ([0; MERGED_RUNS], [0; MERGED_RUNS]);
+    let key = |e: &(u64, usize, U)| (e.0, e.1);
+    let end_of = |r: usize| runs.get(r + 1).copied().unwrap_or(n);
+    // Each chain's first and last run and core; each run's successor in its chain.
+    let (mut first, mut last, mut core) = ([NONE; MERGED_CHAINS], [NONE; MERGED_CHAINS], [0; MERGED_CHAINS]);
+    let mut chains = 0;
+    let mut next = vec![NONE; runs.len()];
     for (r, &start) in runs.iter().enumerate() {
-        let end = runs.get(r + 1).copied().unwrap_or(n);
-        if start > end || !fresh[start..end].is_sorted_by_key(|&(stamp, core, _)| (stamp, core)) {
+        let end = end_of(r);
+        if start >= end
+            || !fresh[start..end].is_sorted_by_key(key)
+            || fresh[start..end].iter().any(|e| e.1 != fresh[start].1)
+        {
             return false;
         }
-        (heads[r], ends[r]) = (start, end);
+        let c = fresh[start].1;
+        // The latest chain of this core, if this run continues it.
+        match (0..chains).rev().find(|&k| core[k] == c) {
+            Some(k) if key(&fresh[end_of(last[k]) - 1]) <= key(&fresh[start]) => {
+                next[last[k]] = r;
+                last[k] = r;
+            }
+            _ if chains == MERGED_CHAINS => return false,
+            _ => {
+                (first[chains], last[chains], core[chains]) = (r, r, c);
+                chains += 1;
+            }
+        }
+    }
+    // Each chain's next element, and the end of the run it is in.
+    let (mut head, mut run_of, mut stop) = ([0; MERGED_CHAINS], first, [0; MERGED_CHAINS]);
+    for k in 0..chains {
+        (head[k], stop[k]) = (runs[first[k]], end_of(first[k]));
     }
     ready.reserve(n);
     let base = fresh.as_ptr();
-    // SAFETY: every element is moved out exactly once below (each run's head advances past
-    // what it read), and with the length 0 the vector drops none of them. Nothing below can
-    // panic (the pushes do not allocate after the reserve), and if it did, the elements not
-    // yet moved would leak, never drop twice. The buffer stays the vector's, for reuse.
+    // SAFETY: every element is moved out exactly once below (each chain's head moves past
+    // what it read, and the chains' runs partition `fresh`), and with the length 0 the
+    // vector drops none of them. Nothing below can panic (the pushes do not allocate after
+    // the reserve), and if it did, the elements not yet moved would leak, never drop
+    // twice. The buffer stays the vector's.
     unsafe { fresh.set_len(0) };
-    let runs = runs.len();
     loop {
-        let mut next: Option<(u64, usize, usize)> = None;
-        for r in 0..runs {
-            if heads[r] < ends[r] {
-                // SAFETY: `heads[r]` is below `ends[r]` <= n, an element not yet moved out.
-                let (stamp, core, _) = unsafe { &*base.add(heads[r]) };
-                // Strictly smaller: of equal keys, the earliest run's goes first.
-                if next.is_none_or(|(s, c, _)| (*stamp, *core) < (s, c)) {
-                    next = Some((*stamp, *core, r));
+        let mut best: Option<((u64, usize), usize)> = None;
+        for k in 0..chains {
+            if head[k] < stop[k] {
+                // SAFETY: `head[k]` is below `stop[k]` <= n: an element not yet moved out.
+                let e = key(unsafe { &*base.add(head[k]) });
+                // Strictly smaller: of equal keys (one core's), the earlier chain's first.
+                if best.is_none_or(|(b, _)| e < b) {
+                    best = Some((e, k));
                 }
             }
         }
-        let Some((_, _, r)) = next else { return true };
-        // SAFETY: as above; `heads[r]` advances past it, so it is read once.
-        let (_, _, op) = unsafe { std::ptr::read(base.add(heads[r])) };
-        heads[r] += 1;
+        let Some((_, k)) = best else { return true };
+        // SAFETY: as above; the head moves past it, so it is read once.
+        let (_, _, op) = unsafe { std::ptr::read(base.add(head[k])) };
         ready.push_back(op);
+        head[k] += 1;
+        if head[k] == stop[k] && next[run_of[k]] != NONE {
+            run_of[k] = next[run_of[k]];
+            (head[k], stop[k]) = (runs[run_of[k]], end_of(run_of[k]));
+        }
     }
 }
 
@@ -370,9 +405,10 @@ mod tests {
         assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
     }
 
-    /// Whatever the gathered logs (sorted by stamp, as a core's are, or not; up to twice
-    /// [`MERGED_RUNS`] of them; stamps that tie within and across logs), an ordered batch
-    /// applies in the order of a stable sort by (stamp, core).
+    /// Whatever the gathered logs (sorted by stamp, as a core's are, or not; one core's
+    /// logs in stamp order or not; up to four times [`MERGED_CHAINS`] of them; stamps that
+    /// tie within and across logs), an ordered batch applies in the order of a stable sort
+    /// by (stamp, core).
     #[test]
     fn ordered_batches_apply_in_stable_stamp_and_core_order() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
@@ -384,7 +420,7 @@ mod tests {
         };
         // Fewer under Miri, which runs the merge's unsafe code.
         for round in 0..if cfg!(miri) { 40 } else { 500 } {
-            let logs = 1 + next(2 * MERGED_RUNS as u64) as usize;
+            let logs = 1 + next(4 * MERGED_CHAINS as u64) as usize;
             let mut batch = QueueBatch::default();
             let mut expected = Vec::new();
             for l in 0..logs {
@@ -410,6 +446,47 @@ mod tests {
             assert_eq!(state, expected, "round {round}");
             assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
         }
+    }
+
+    /// Each core's logs, gathered in the order they were made, chain into one run per
+    /// core, which merge; more cores than chains, or a log out of stamp order, are left to
+    /// the sort, with nothing moved.
+    #[test]
+    fn one_chain_per_core_merges_and_too_many_chains_do_not() {
+        let batch_of = |logs: &[(usize, &[u64])]| {
+            let mut batch = QueueBatch::default();
+            for (i, &(core, stamps)) in logs.iter().enumerate() {
+                let mut log: Vec<_> = stamps
+                    .iter()
+                    .map(|&stamp| Entry { stamp, op: SetOp::Add((i * 10) as u32 + stamp as u32) })
+                    .collect();
+                Ordered::<SetOp>::gather(&mut batch, core, &mut log);
+            }
+            batch
+        };
+        let sorted = |batch: &QueueBatch<SetOp>| {
+            let mut v: Vec<_> = batch.fresh.iter().map(|(s, c, op)| (*s, *c, op.clone())).collect();
+            v.sort_by_key(|&(s, c, _)| (s, c));
+            v.into_iter().map(|(_, _, op)| op).collect::<Vec<_>>()
+        };
+        // Three cores, each handing off logs in turn (a backlog), stamps tying across cores
+        // and within a core's consecutive logs.
+        let mut batch = batch_of(&[(0, &[1, 4]), (1, &[2, 3]), (2, &[4]), (0, &[4, 9]), (1, &[3, 8]), (0, &[9])]);
+        let expected = sorted(&batch);
+        let mut ready = VecDeque::new();
+        assert!(merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert!(batch.fresh.is_empty());
+        assert_eq!(Vec::from(ready), expected);
+        // One more core than chains.
+        let cores: Vec<(usize, &[u64])> = (0..=MERGED_CHAINS).map(|c| (c, &[5u64][..])).collect();
+        let mut batch = batch_of(&cores);
+        let mut ready = VecDeque::new();
+        assert!(!merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert_eq!((batch.fresh.len(), ready.len()), (MERGED_CHAINS + 1, 0));
+        // A log out of stamp order.
+        let mut batch = batch_of(&[(0, &[1, 2]), (1, &[3, 2])]);
+        assert!(!merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert_eq!((batch.fresh.len(), ready.len()), (4, 0));
     }
 
     #[test]
