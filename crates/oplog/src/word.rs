@@ -86,14 +86,19 @@ pub(crate) struct Word {
 }
 
 /// Whether this CPU has `prefetchw` (CPUID leaf `0x8000_0001`, ECX bit 8: AMD since the
-/// K8, Intel since Broadwell), asked once.
-#[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-static PREFETCHW: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-    // SAFETY: every x86-64 CPU has CPUID and its extended leaves up to 0x8000_0001.
-    #[allow(unused_unsafe)]
-    let ecx = unsafe { core::arch::x86_64::__cpuid(0x8000_0001) }.ecx;
-    ecx & (1 << 8) != 0
-});
+/// K8, Intel since Broadwell), which [`Word::prefetch_for_write`] needs. (A CPUID
+/// instruction: asked once per domain, never on an update.)
+pub(crate) fn prefetchw_supported() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+    {
+        // SAFETY: every x86-64 CPU has CPUID and its extended leaves up to 0x8000_0001.
+        #[allow(unused_unsafe)]
+        let ecx = unsafe { core::arch::x86_64::__cpuid(0x8000_0001) }.ecx;
+        ecx & (1 << 8) != 0
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+    false
+}
 
 /// The holder half of a value of the word.
 #[inline(always)]
@@ -111,19 +116,19 @@ impl Word {
     /// Asks the CPU to bring the word's line into this core's cache for writing, before a
     /// load that would bring it in shared and a compare-and-swap that would then fetch it
     /// again, exclusive: two transfers of a line that another core wrote last, where one
-    /// does (x86-64 `prefetchw`, where the CPU has it; nothing elsewhere, under loom or
-    /// Miri). Only a hint: it changes no value, and a line it takes from another core's
-    /// cache is one that core must fetch back to read, so it is for words that are about
-    /// to be written (`solo`).
+    /// does (x86-64 `prefetchw`; nothing elsewhere). Only a hint: it changes no value, and
+    /// a line it takes from another core's cache is one that core must fetch back to
+    /// read, so it is for words that are about to be written (`solo`).
+    ///
+    /// # Safety
+    /// [`prefetchw_supported`] said true.
     #[inline(always)]
-    pub(crate) fn prefetch_for_write(&self) {
+    pub(crate) unsafe fn prefetch_for_write(&self) {
+        // SAFETY: the CPU has `prefetchw` (the caller's contract). A prefetch reads and
+        // writes nothing architecturally and cannot fault, whatever the address.
         #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-        if *PREFETCHW {
-            // SAFETY: the CPU has `prefetchw` (CPUID, `PREFETCHW`). A prefetch reads and
-            // writes nothing architecturally and cannot fault, whatever the address.
-            unsafe {
-                core::arch::asm!("prefetchw [{}]", in(reg) std::ptr::from_ref(self), options(nostack, preserves_flags, readonly));
-            }
+        unsafe {
+            core::arch::asm!("prefetchw [{}]", in(reg) std::ptr::from_ref(self), options(nostack, preserves_flags, readonly));
         }
     }
 

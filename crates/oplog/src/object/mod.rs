@@ -858,9 +858,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // In a domain whose hot objects outgrew the log cache most objects are direct, and
         // the load below would bring the word's line in shared, for the lock's
         // compare-and-swap to fetch again, exclusive: ask for it exclusive at once (`solo`).
-        if self.domain().solo.outgrown() {
-            self.get().word.prefetch_for_write();
-        }
+        self.domain().solo.prefetch_for_update(&self.get().word);
         let seen = self.get().word.holders(Ordering::Relaxed);
         if seen & DIRECT != 0 {
             return self.update_direct(op, seen);

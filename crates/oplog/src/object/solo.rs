@@ -42,17 +42,21 @@
 //! `back_to_logged`).
 //!
 //! In such a domain an update also asks for its object's word exclusive before it loads
-//! it (`Word::prefetch_for_write`, x86-64 `prefetchw`): most objects there are direct,
-//! and a direct update's load of the word, which another core wrote last, brings the
-//! line in shared, for the lock's compare-and-swap to fetch it again. Two threads each
+//! it ([`Word::prefetch_for_write`], x86-64 `prefetchw`, where the CPU has it): most
+//! objects there are direct, and a direct update's load of the word, which another core
+//! wrote last, brings the line in shared, for the lock's compare-and-swap to fetch it
+//! again. Two threads each
 //! updating a random one of N objects of a user's type (`objects`' `logged-oplog`, AMD
-//! EPYC 2-core host, 2026-11-29, alternated runs): N = 1,024 went from 152-157M updates
-//! per second to 165-171M (54M to 74M while the host ran slow), 4,096 from 171-176M to
-//! 235-244M (53M to 79M), 65,536 from 212-220M to 230-236M (58M to 82M). The test costs
-//! every update the load of the flag: 3-7 % at 256 objects, which fit the cache (176-200M
-//! to 163-190M), and 0-3 % for one object that two threads log (`read-mix`, 100 %
-//! updates), both still far ahead of a mutex.
+//! EPYC 2-core host, 2026-11-29, alternated runs; a `Mutex` each, 163-166M at 1,024):
+//! N = 1,024 went from 154-157M updates per second to 165-171M (54M to 74M while the
+//! host ran slow), 4,096 from 171-181M to 235-244M (53M to 79M), 65,536 from 212-226M
+//! to 230-240M (58M to 82M). The test costs every update the load of the flag: 3-4 % at
+//! 256 objects, which fit the cache (203-206M to 196-199M), and nothing measurable for
+//! one object that two threads log (`read-mix`, 100 % updates, 383-392M either way).
+//! (Asking whether the CPU has `prefetchw` at each update, through a lazily set static,
+//! cost 8 % at 256 objects: the domain asks once.)
 
+use crate::word::{Word, prefetchw_supported};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -84,6 +88,8 @@ pub(crate) struct Solo {
     /// The count of [`Solo::thrashed`] objects from which the answer is direct: a
     /// [`THRASHED_SHARE`] of a core's log-cache slots.
     thrash_limit: usize,
+    /// Whether the CPU has what [`Word::prefetch_for_write`] needs.
+    prefetchw: bool,
 }
 
 impl Solo {
@@ -94,6 +100,7 @@ impl Solo {
             thrashed: AtomicUsize::new(0),
             outgrown: AtomicBool::new(false),
             thrash_limit: cache_slots.div_ceil(THRASHED_SHARE),
+            prefetchw: prefetchw_supported(),
         }
     }
 
@@ -109,6 +116,16 @@ impl Solo {
     #[inline]
     pub(crate) fn outgrown(&self) -> bool {
         self.outgrown.load(Ordering::Relaxed)
+    }
+
+    /// Where the domain's hot objects outgrew its log cache, asks for `word` exclusive
+    /// before an update loads it (module docs); nothing elsewhere.
+    #[inline(always)]
+    pub(crate) fn prefetch_for_update(&self, word: &Word) {
+        if self.outgrown() && self.prefetchw {
+            // SAFETY: `prefetchw` is `prefetchw_supported()`'s answer.
+            unsafe { word.prefetch_for_write() };
+        }
     }
 
     /// Whether nothing was measured yet.
