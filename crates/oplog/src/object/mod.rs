@@ -851,14 +851,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// (module docs, "Update").
     #[inline(always)]
     fn append(self, op: L::Op) {
-        // The representation, before entering the slot: a direct update then touches no
-        // slot, so a synchronize or direct update that checks the slots for logs finds
-        // their lines clean. Relaxed: a stale answer is correct either way (module docs,
-        // "Representations").
         // In a domain whose hot objects outgrew the log cache most objects are direct, and
         // the load below would bring the word's line in shared, for the lock's
         // compare-and-swap to fetch again, exclusive: ask for it exclusive at once (`solo`).
         self.domain().solo.prefetch_for_update(&self.get().word);
+        // The representation, before entering the slot: a direct update then touches no
+        // slot, so a synchronize or direct update that checks the slots for logs finds
+        // their lines clean. Relaxed: a stale answer is correct either way (module docs,
+        // "Representations").
         let seen = self.get().word.holders(Ordering::Relaxed);
         if seen & DIRECT != 0 {
             return self.update_direct(op, seen);

@@ -45,16 +45,15 @@
 //! it ([`Word::prefetch_for_write`], x86-64 `prefetchw`, where the CPU has it): most
 //! objects there are direct, and a direct update's load of the word, which another core
 //! wrote last, brings the line in shared, for the lock's compare-and-swap to fetch it
-//! again. Two threads each
-//! updating a random one of N objects of a user's type (`objects`' `logged-oplog`, AMD
-//! EPYC 2-core host, 2026-11-29, alternated runs; a `Mutex` each, 163-166M at 1,024):
-//! N = 1,024 went from 154-157M updates per second to 165-171M (54M to 74M while the
-//! host ran slow), 4,096 from 171-181M to 235-244M (53M to 79M), 65,536 from 212-226M
-//! to 230-240M (58M to 82M). The test costs every update the load of the flag: 3-4 % at
-//! 256 objects, which fit the cache (203-206M to 196-199M), and nothing measurable for
-//! one object that two threads log (`read-mix`, 100 % updates, 383-392M either way).
-//! (Asking whether the CPU has `prefetchw` at each update, through a lazily set static,
-//! cost 8 % at 256 objects: the domain asks once.)
+//! again. Two threads each updating a random one of N objects of a user's type
+//! (`objects`' `logged-oplog`, AMD EPYC 2-core host, 2026-11-29, alternated runs; a
+//! `Mutex` each, 163-166M at 1,024): N = 1,024 went from 154-157M updates per second to
+//! 165-171M (54M to 74M while the host ran slow), 4,096 from 171-181M to 235-244M (53M
+//! to 79M), 65,536 from 212-226M to 230-240M (58M to 82M). The test costs every update
+//! the load of the flag: 3-4 % at 256 objects, which fit the cache (203-206M to
+//! 196-199M), and nothing measurable for one object that two threads log (`read-mix`,
+//! 100 % updates, 383-392M either way). (Asking whether the CPU has `prefetchw` at each
+//! update, through a lazily set static, cost 8 % at 256 objects: the domain asks once.)
 
 use crate::word::{Word, prefetchw_supported};
 use std::hint::black_box;
