@@ -150,11 +150,18 @@ pub fn per_cpu_locked_domain<L: LogKind>() -> Arc<Domain<L>> {
 pub fn smoke_test<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
     let ids: std::collections::HashSet<_> = impls.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), impls.len(), "duplicate implementation id");
+    brief_run(|run| {
+        for entry in impls {
+            assert!(entry.measure(run, param).median > 0.0, "{} measured nothing", entry.id);
+        }
+    });
+}
+
+/// For the experiments' tests: `f` with a brief run (2 threads, one repetition of 5 ms).
+#[cfg(test)]
+pub fn brief_run<R>(f: impl FnOnce(&Run) -> R) -> R {
     let placement = crate::pin::Placement::from_process();
-    let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
-    for entry in impls {
-        assert!(entry.measure(&run, param).median > 0.0, "{} measured nothing", entry.id);
-    }
+    f(&Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement })
 }
 
 /// For the tests of experiments over OpLog structures: measured briefly at 2 threads, each
@@ -162,15 +169,15 @@ pub fn smoke_test<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
 /// in ([`Throughput::ended_in`](crate::harness::Throughput::ended_in)), and no other does.
 #[cfg(test)]
 pub fn notes_representations<P: Copy, X>(impls: &[Impl<P, X>], param: P) {
-    let placement = crate::pin::Placement::from_process();
-    let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
-    for entry in impls {
-        let t = entry.measure(&run, param);
-        let ended_in = t.noted("ended_in").and_then(|v| v.as_str());
-        if entry.id.starts_with("oplog") {
-            assert!(matches!(ended_in, Some("logged" | "direct")), "{} noted {ended_in:?}", entry.id);
-        } else {
-            assert_eq!(ended_in, None, "{} is not built on OpLog", entry.id);
+    brief_run(|run| {
+        for entry in impls {
+            let t = entry.measure(run, param);
+            let ended_in = t.noted("ended_in").and_then(|v| v.as_str());
+            if entry.id.starts_with("oplog") {
+                assert!(matches!(ended_in, Some("logged" | "direct")), "{} noted {ended_in:?}", entry.id);
+            } else {
+                assert_eq!(ended_in, None, "{} is not built on OpLog", entry.id);
+            }
         }
-    }
+    });
 }

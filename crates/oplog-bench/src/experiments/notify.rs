@@ -173,7 +173,7 @@ pub static NOTIFY: ThreadSweep = ThreadSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::impls::{notes_representations, smoke_test};
+    use crate::experiments::impls::{brief_run, notes_representations, smoke_test};
 
     #[test]
     fn every_impl_runs_and_verifies() {
@@ -183,12 +183,12 @@ mod tests {
 
     #[test]
     fn every_impl_notes_the_share_its_consumer_read_in_the_run() {
-        let placement = crate::pin::Placement::from_process();
-        let run = Run { threads: 2, duration: std::time::Duration::from_millis(5), reps: 1, placement: &placement };
-        for entry in IMPLS {
-            let share = entry.measure(&run, ()).noted("consumed_in_run").and_then(serde_json::Value::as_f64);
-            assert!(share.is_some_and(|s| (0.0..=1.0).contains(&s)), "{}: {share:?}", entry.id);
-        }
+        brief_run(|run| {
+            for entry in IMPLS {
+                let share = entry.measure(run, ()).noted("consumed_in_run").and_then(serde_json::Value::as_f64);
+                assert!(share.is_some_and(|s| (0.0..=1.0).contains(&s)), "{}: {share:?}", entry.id);
+            }
+        });
     }
 
     #[test]

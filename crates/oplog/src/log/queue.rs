@@ -82,9 +82,10 @@ pub type Unordered<U> = Queue<U, false>;
 pub struct QueueBatch<U> {
     ready: VecDeque<U>,
     fresh: Vec<(u64, usize, U)>,
-    /// Where each gathered log starts in `fresh`: a core's log is in stamp order, so
-    /// `fresh` is that many sorted runs, which [`merge_runs`] merges.
-    runs: Vec<usize>,
+    /// Where each gathered log starts in `fresh` (a core's log is in stamp order, so
+    /// `fresh` is that many sorted runs, which [`merge_runs`] merges), and the next run
+    /// of the chain it is in, which the merge sets ([`NO_RUN`] until then).
+    runs: Vec<(usize, usize)>,
 }
 
 impl<U> Default for QueueBatch<U> {
@@ -93,12 +94,15 @@ impl<U> Default for QueueBatch<U> {
     }
 }
 
+/// No run: the end of a chain ([`QueueBatch::runs`]).
+const NO_RUN: usize = usize::MAX;
+
 /// The most chains of runs [`merge_runs`] merges (each chain is one core's logs, or
 /// more than one where a core's stamps went back); more are sorted.
 const MERGED_CHAINS: usize = 8;
 
 /// Moves the operations of `fresh` into `ready` in the order of a stable sort by
-/// (stamp, core), if `fresh` is the sorted runs that start at `runs`, one core's each:
+/// (stamp, core), if `fresh` is the sorted runs that start where `runs` says, one core's each:
 /// a merge, one move per operation, where the sort moved each one twice more through a
 /// buffer it allocated (a consumer of two producers' events, `notify`, spent 7-9 % of
 /// its time there). A core's runs are in gather order, which is the order its logs were
@@ -106,21 +110,21 @@ const MERGED_CHAINS: usize = 8;
 /// one extends that core's chain; a run that is not starts a new chain for its core.
 /// The chains, at most [`MERGED_CHAINS`] of them, are merged by their heads' keys; equal
 /// keys are of one core, whose earlier chain goes first, as the sort kept gather order.
-/// Returns false, with nothing moved, if `fresh` is not such runs or has more chains.
-fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &[usize], ready: &mut VecDeque<U>) -> bool {
-    const NONE: usize = usize::MAX;
+/// The chains are kept in `runs`: each run's second field is set to the next run of its
+/// chain. Returns false, with nothing moved, if `fresh` is not such runs or has more
+/// chains.
+fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &mut [(usize, usize)], ready: &mut VecDeque<U>) -> bool {
     let n = fresh.len();
-    if runs.first().map_or(n != 0, |&s| s != 0) {
+    if runs.first().map_or(n != 0, |&(s, _)| s != 0) {
         return false;
     }
     let key = |e: &(u64, usize, U)| (e.0, e.1);
-    let end_of = |r: usize| runs.get(r + 1).copied().unwrap_or(n);
-    // Each chain's first and last run and core; each run's successor in its chain.
-    let (mut first, mut last, mut core) = ([NONE; MERGED_CHAINS], [NONE; MERGED_CHAINS], [0; MERGED_CHAINS]);
+    let end_of = |runs: &[(usize, usize)], r: usize| runs.get(r + 1).map_or(n, |&(s, _)| s);
+    // Each chain's first and last run and core (each run's successor is in `runs`).
+    let (mut first, mut last, mut core) = ([NO_RUN; MERGED_CHAINS], [NO_RUN; MERGED_CHAINS], [0; MERGED_CHAINS]);
     let mut chains = 0;
-    let mut next = vec![NONE; runs.len()];
-    for (r, &start) in runs.iter().enumerate() {
-        let end = end_of(r);
+    for r in 0..runs.len() {
+        let (start, end) = (runs[r].0, end_of(runs, r));
         if start >= end
             || !fresh[start..end].is_sorted_by_key(key)
             || fresh[start..end].iter().any(|e| e.1 != fresh[start].1)
@@ -130,8 +134,8 @@ fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &[usize], ready: &mut V
         let c = fresh[start].1;
         // The latest chain of this core, if this run continues it.
         match (0..chains).rev().find(|&k| core[k] == c) {
-            Some(k) if key(&fresh[end_of(last[k]) - 1]) <= key(&fresh[start]) => {
-                next[last[k]] = r;
+            Some(k) if key(&fresh[end_of(runs, last[k]) - 1]) <= key(&fresh[start]) => {
+                runs[last[k]].1 = r;
                 last[k] = r;
             }
             _ if chains == MERGED_CHAINS => return false,
@@ -144,7 +148,7 @@ fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &[usize], ready: &mut V
     // Each chain's next element, and the end of the run it is in.
     let (mut head, mut run_of, mut stop) = ([0; MERGED_CHAINS], first, [0; MERGED_CHAINS]);
     for k in 0..chains {
-        (head[k], stop[k]) = (runs[first[k]], end_of(first[k]));
+        (head[k], stop[k]) = (runs[first[k]].0, end_of(runs, first[k]));
     }
     ready.reserve(n);
     let base = fresh.as_ptr();
@@ -171,9 +175,9 @@ fn merge_runs<U>(fresh: &mut Vec<(u64, usize, U)>, runs: &[usize], ready: &mut V
         let (_, _, op) = unsafe { std::ptr::read(base.add(head[k])) };
         ready.push_back(op);
         head[k] += 1;
-        if head[k] == stop[k] && next[run_of[k]] != NONE {
-            run_of[k] = next[run_of[k]];
-            (head[k], stop[k]) = (runs[run_of[k]], end_of(run_of[k]));
+        if head[k] == stop[k] && runs[run_of[k]].1 != NO_RUN {
+            run_of[k] = runs[run_of[k]].1;
+            (head[k], stop[k]) = (runs[run_of[k]].0, end_of(runs, run_of[k]));
         }
     }
 }
@@ -275,7 +279,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             #[cfg(all(feature = "trace", not(loom)))]
             let from = batch.fresh.len();
             if !log.is_empty() {
-                batch.runs.push(batch.fresh.len());
+                batch.runs.push((batch.fresh.len(), NO_RUN));
             }
             batch.fresh.extend(log.drain(..).map(|e| (e.stamp, core, e.op)));
             #[cfg(all(feature = "trace", not(loom)))]
@@ -300,7 +304,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             record_slice(&batch.fresh, AccessKind::CellWrite, BATCH_ENTRIES);
             // Stable: equal (stamp, core) keeps gather order, which puts a core's evicted
             // log before its current one and keeps each log's own order.
-            if !merge_runs(&mut batch.fresh, &batch.runs, &mut batch.ready) {
+            if !merge_runs(&mut batch.fresh, &mut batch.runs, &mut batch.ready) {
                 batch.fresh.sort_by_key(|&(stamp, core, _)| (stamp, core));
             }
             batch.runs.clear();
@@ -474,18 +478,18 @@ mod tests {
         let mut batch = batch_of(&[(0, &[1, 4]), (1, &[2, 3]), (2, &[4]), (0, &[4, 9]), (1, &[3, 8]), (0, &[9])]);
         let expected = sorted(&batch);
         let mut ready = VecDeque::new();
-        assert!(merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert!(merge_runs(&mut batch.fresh, &mut batch.runs, &mut ready));
         assert!(batch.fresh.is_empty());
         assert_eq!(Vec::from(ready), expected);
         // One more core than chains.
         let cores: Vec<(usize, &[u64])> = (0..=MERGED_CHAINS).map(|c| (c, &[5u64][..])).collect();
         let mut batch = batch_of(&cores);
         let mut ready = VecDeque::new();
-        assert!(!merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert!(!merge_runs(&mut batch.fresh, &mut batch.runs, &mut ready));
         assert_eq!((batch.fresh.len(), ready.len()), (MERGED_CHAINS + 1, 0));
         // A log out of stamp order.
         let mut batch = batch_of(&[(0, &[1, 2]), (1, &[3, 2])]);
-        assert!(!merge_runs(&mut batch.fresh, &batch.runs, &mut ready));
+        assert!(!merge_runs(&mut batch.fresh, &mut batch.runs, &mut ready));
         assert_eq!((batch.fresh.len(), ready.len()), (4, 0));
     }
 
