@@ -1,6 +1,7 @@
 //! The adaptive policy's switches of counters, through the public API: a direct counter
 //! updated by several threads goes back to logged; a logged counter updated by two threads
-//! stays logged. (What a counter updated by one thread does depends on what its domain
+//! stays logged; and of a user's type: one thread reading every 20 updates ends direct, two
+//! threads taking turns at that mix end logged. (What a counter updated by one thread does depends on what its domain
 //! measured on the host: `object`'s unit tests set each answer.)
 //!
 //! Alone in its file on purpose: the policy counts changes of updater by a 2-bit tag each
@@ -12,7 +13,11 @@
 //! (The tests here that use no tag run in their own threads too: each thread samples its
 //! updates from its first one on.)
 
-use oplog::{Config, Counter, CounterLog, Domain, Representation};
+mod common;
+
+use common::SetOp;
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -171,4 +176,55 @@ fn a_thread_whose_tag_is_in_the_word_updates_without_the_lock() {
     });
     assert_eq!(c.read(), (SAMPLE_EVERY + n) as i64);
     assert_eq!(d.cache_stats().updates, 0, "no update logged itself");
+}
+
+/// The adaptive policy counts threads: one thread reading every 20 updates ends direct
+/// (logging saves it nothing but a lock), two threads taking turns at the same mix end
+/// logged (each direct update would move the object's lines; 20 updates per read are
+/// above both domains' thresholds, 16 logged operations and 8 changes of updater where a
+/// read's taking of another thread's log sends a barrier), and the second group keeps every
+/// update either way.
+#[test]
+fn the_adaptive_policy_weighs_updates_from_other_threads() {
+    let _serial = serial();
+    use oplog::Representation::{Direct, Logged};
+    use std::sync::Barrier;
+    const ROUNDS: u64 = 12;
+    const UPDATES_PER_READ: u64 = 20;
+    // One thread.
+    let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
+    let set = OpLog::with_domain(&d, BTreeSet::new());
+    for r in 0..ROUNDS {
+        for k in 0..UPDATES_PER_READ {
+            set.update(SetOp::Add(r * UPDATES_PER_READ + k));
+        }
+        set.read(|_| ());
+    }
+    assert_eq!(set.representation(), Direct, "one thread, a read every {UPDATES_PER_READ} updates");
+    // Two threads taking turns (a barrier between any two updates), same mix.
+    let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
+    let set = OpLog::with_domain(&d, BTreeSet::new());
+    set.switch_representation(Direct);
+    let turn = Barrier::new(2);
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let (set, turn) = (&set, &turn);
+            s.spawn(move || {
+                for r in 0..ROUNDS {
+                    for k in 0..UPDATES_PER_READ {
+                        if (r * UPDATES_PER_READ + k) % 2 == t {
+                            set.update(SetOp::Add(r * UPDATES_PER_READ + k));
+                        }
+                        turn.wait();
+                    }
+                    if t == 0 {
+                        set.read(|_| ());
+                    }
+                    turn.wait();
+                }
+            });
+        }
+    });
+    assert_eq!(set.representation(), Logged, "two threads taking turns, a read every {UPDATES_PER_READ} updates");
+    assert_eq!(set.read(BTreeSet::len), (ROUNDS * UPDATES_PER_READ) as usize);
 }

@@ -214,60 +214,10 @@ fn an_adaptive_object_follows_its_mix_and_pinned_ones_stay() {
     }
 }
 
-/// The adaptive policy counts threads: one thread reading every 20 updates ends direct
-/// (logging saves it nothing but a lock), two threads taking turns at the same mix end
-/// logged (each direct update would move the object's lines; 20 updates per read are
-/// above both domains' thresholds, 16 logged operations and 8 changes of updater where a
-/// read's taking of another thread's log sends a barrier), and the second group keeps every
-/// update either way.
-#[test]
-fn the_adaptive_policy_weighs_updates_from_other_threads() {
-    use oplog::Representation::{Direct, Logged};
-    use std::sync::Barrier;
-    const ROUNDS: u64 = 12;
-    const UPDATES_PER_READ: u64 = 20;
-    // One thread.
-    let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
-    let set = OpLog::with_domain(&d, BTreeSet::new());
-    for r in 0..ROUNDS {
-        for k in 0..UPDATES_PER_READ {
-            set.update(SetOp::Add(r * UPDATES_PER_READ + k));
-        }
-        set.read(|_| ());
-    }
-    assert_eq!(set.representation(), Direct, "one thread, a read every {UPDATES_PER_READ} updates");
-    // Two threads taking turns (a barrier between any two updates), same mix.
-    let d = Domain::<Unordered<SetOp>>::new(Config::per_thread()).unwrap();
-    let set = OpLog::with_domain(&d, BTreeSet::new());
-    set.switch_representation(Direct);
-    let turn = Barrier::new(2);
-    std::thread::scope(|s| {
-        for t in 0..2u64 {
-            let (set, turn) = (&set, &turn);
-            s.spawn(move || {
-                for r in 0..ROUNDS {
-                    for k in 0..UPDATES_PER_READ {
-                        if (r * UPDATES_PER_READ + k) % 2 == t {
-                            set.update(SetOp::Add(r * UPDATES_PER_READ + k));
-                        }
-                        turn.wait();
-                    }
-                    if t == 0 {
-                        set.read(|_| ());
-                    }
-                    turn.wait();
-                }
-            });
-        }
-    });
-    assert_eq!(set.representation(), Logged, "two threads taking turns, a read every {UPDATES_PER_READ} updates");
-    assert_eq!(set.read(BTreeSet::len), (ROUNDS * UPDATES_PER_READ) as usize);
-}
-
 /// A consumer reading what a producer logged (another thread's core): logging pays, since the
 /// updates stay on the producer's core and the reads take them in batches (20 operations,
 /// above the 16 that pay for a barrier), so the object stays logged; the same mix from one
-/// thread goes direct (above).
+/// thread goes direct (`tests/policy.rs`).
 #[test]
 fn a_consumer_reading_a_producers_updates_keeps_it_logged() {
     use oplog::Representation::Logged;
