@@ -8,6 +8,8 @@
 //! - [`compare`]: `oplog-bench compare OLD_DIR NEW_DIR`, the ratios between two runs with
 //!   their noise bands;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
+//! - [`host`]: the cache-line round trip between two CPUs, measured around each experiment
+//!   (the `host` annex);
 //! - [`pin`]: CPU affinity and the current CPU id;
 //! - [`spin`]: busy work and cycle counts in clock ticks;
 //! - [`alloc_count`]: the global allocator that counts heap bytes for the `memory`
@@ -29,6 +31,7 @@ pub mod compare;
 pub mod experiments;
 pub mod harness;
 pub mod help;
+pub mod host;
 pub mod output;
 pub mod pin;
 pub mod spin;
@@ -101,7 +104,11 @@ pub fn run(cli: &Cli) -> io::Result<()> {
     let mut sink = Sink::new(cli.sink_options(out_dir), total)?;
     for experiment in experiments {
         sink.begin(experiment);
+        let before = host::line_round_trip(&settings.placement);
         experiment.run(&settings, &mut sink)?;
+        if let Some(annex) = host::annex(before, host::line_round_trip(&settings.placement)) {
+            sink.annex(annex)?;
+        }
         sink.end()?;
     }
     sink.finish()

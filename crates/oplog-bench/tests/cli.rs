@@ -43,9 +43,15 @@ fn counter_json_run_writes_lines_csv_and_svg() {
     assert!(out.status.success(), "status {:?}\n{stderr}", out.status);
 
     let mut seen = HashSet::new();
+    let mut host_rows = 0;
     for line in stdout.lines() {
         let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert_eq!(v["experiment"], "counter", "{line}");
+        if v["annex"] == "host" {
+            assert!(v["round_trip_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{line}");
+            host_rows += 1;
+            continue;
+        }
         assert_eq!(v["reps"], 1, "{line}");
         assert_eq!(v["duration_ms"], 20, "{line}");
         let ops = v["ops_per_sec"].as_f64().expect("ops_per_sec is a number");
@@ -57,6 +63,9 @@ fn counter_json_run_writes_lines_csv_and_svg() {
     let expected: HashSet<(String, u64)> =
         COUNTER_IMPLS.iter().flat_map(|id| [1, 2].map(|t| (id.to_string(), t))).collect();
     assert_eq!(seen, expected, "stdout:\n{stdout}");
+    // The host's round trip before and after, where two CPUs are there to measure it.
+    let cpus = ordo::cpu::allowed().len();
+    assert_eq!(host_rows, if cpus >= 2 { 2 } else { 0 }, "stdout:\n{stdout}");
 
     let csv = std::fs::read_to_string(out_dir.join("counter.csv")).expect("counter.csv");
     let mut lines = csv.lines();

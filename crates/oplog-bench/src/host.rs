@@ -1,0 +1,154 @@
+//! What moving a cache line between two CPUs costs on this host, measured around each
+//! experiment (the `host` annex).
+//!
+//! Every ratio of an update-heavy experiment depends on that cost: a contended atomic, a
+//! mutex's lock word or an object lock pays it per operation, a per-core log does not.
+//! On a virtual machine it is not a constant of the machine. The 2-core development host
+//! (AMD EPYC under KVM) switches, within seconds and for minutes at a time, between round
+//! trips of about 50, 80–110 and 370–430 ns (its two virtual CPUs placed on the host's
+//! cores differently), and every baseline moves with it: one `AtomicU64` per object at
+//! 1,024 objects made 139M updates/s while the round trip was about 80 ns and 36M while it
+//! was 400, a `Mutex` per object 167M and 123M (`objects`, 2 threads, 2026-11-29). A table
+//! measured across a switch mixes states. So the runner measures the round trip between
+//! the CPUs of threads 0 and 1 just before and just after each experiment, and reports
+//! both: ratios are comparable between runs whose round trips are alike, and an experiment
+//! whose two figures differ caught a switch. Two alike figures do not prove that a long
+//! experiment saw no switch in between (`objects` takes minutes).
+//!
+//! The measurement is a ping-pong: two threads pinned to those CPUs take turns
+//! incrementing one padded atomic, each waiting for the other's increment, for
+//! [`ROUNDS`] round trips (a few tens of milliseconds).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use serde_json::json;
+
+use crate::output::annex::Annex;
+use crate::pin::Placement;
+
+/// Round trips per measurement.
+pub const ROUNDS: u64 = 100_000;
+
+/// A measurement that takes longer than this is abandoned (a CPU that never runs the
+/// other thread): no figure rather than a hang.
+pub const GIVE_UP: Duration = Duration::from_secs(2);
+
+/// One measured round trip.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoundTrip {
+    /// The CPUs of threads 0 and 1.
+    pub cpus: (usize, usize),
+    /// Nanoseconds for the line to go to the other CPU and back.
+    pub ns: f64,
+}
+
+/// The cache-line round trip between the CPUs that `placement` gives threads 0 and 1, or
+/// `None` where there are no two such CPUs (unpinned threads, one CPU), a thread could
+/// not be pinned, or the measurement took longer than [`GIVE_UP`].
+pub fn line_round_trip(placement: &Placement) -> Option<RoundTrip> {
+    let (a, b) = (placement.cpu_for(0)?, placement.cpu_for(1)?);
+    if a == b {
+        return None;
+    }
+    let line = CachePadded::new(AtomicU64::new(0));
+    let abandon = AtomicBool::new(false);
+    // Thread `side` (0 or 1) waits for the counter to reach a value of its parity, then
+    // increments it: each increment is one trip of the line.
+    let play = |cpu: usize, side: u64| -> Option<Duration> {
+        ordo::cpu::pin_current_thread(cpu).ok()?;
+        let started = Instant::now();
+        for round in 0..ROUNDS {
+            let mine = 2 * round + side;
+            let mut polls = 0u32;
+            while line.load(Ordering::Acquire) != mine {
+                polls = polls.wrapping_add(1);
+                if polls.is_multiple_of(1 << 16) && (abandon.load(Ordering::Relaxed) || started.elapsed() > GIVE_UP) {
+                    abandon.store(true, Ordering::Relaxed);
+                    return None;
+                }
+                std::hint::spin_loop();
+            }
+            line.store(mine + 1, Ordering::Release);
+        }
+        Some(started.elapsed())
+    };
+    // Both sides on threads of their own: pinning the caller would narrow the affinity
+    // that later experiments read.
+    let side = |cpu, parity| {
+        let r = play(cpu, parity);
+        if r.is_none() {
+            abandon.store(true, Ordering::Relaxed);
+        }
+        r
+    };
+    let (first, second) = std::thread::scope(|s| {
+        let (first, second) = (s.spawn(|| side(a, 0)), s.spawn(|| side(b, 1)));
+        let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a ping-pong thread does not panic");
+        (joined(first), joined(second))
+    });
+    // The later thread's time: the earlier one's includes waiting for it to start.
+    let elapsed = first?.min(second?);
+    Some(RoundTrip { cpus: (a, b), ns: elapsed.as_nanos() as f64 / ROUNDS as f64 })
+}
+
+/// The `host` annex of an experiment: the round trips measured before and after it.
+pub fn annex(before: Option<RoundTrip>, after: Option<RoundTrip>) -> Option<Annex> {
+    if before.is_none() && after.is_none() {
+        return None;
+    }
+    let mut annex = Annex::new(
+        "host",
+        "host: cache-line round trip between the CPUs of threads 0 and 1, before and after (module `host`)",
+        &["when", "cpu_a", "cpu_b", "round_trip_ns"],
+    );
+    for (when, trip) in [("before", before), ("after", after)] {
+        if let Some(t) = trip {
+            annex.rows.push(vec![json!(when), json!(t.cpus.0), json!(t.cpus.1), json!(crate::output::round(1, t.ns))]);
+        }
+    }
+    Some(annex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_pinned_cpus_give_a_round_trip() {
+        let placement = Placement::from_process();
+        let Some(cpus) = placement.cpus() else { return };
+        if cpus.len() < 2 {
+            return;
+        }
+        let trip = line_round_trip(&placement).expect("two CPUs of the process measure");
+        assert_eq!(trip.cpus, (cpus[0], cpus[1]));
+        assert!(trip.ns > 0.0 && trip.ns.is_finite(), "{trip:?}");
+    }
+
+    #[test]
+    fn measuring_leaves_the_callers_affinity_alone() {
+        let before = ordo::cpu::allowed();
+        let _ = line_round_trip(&Placement::from_process());
+        assert_eq!(ordo::cpu::allowed(), before);
+    }
+
+    #[test]
+    fn no_two_cpus_no_figure() {
+        assert_eq!(line_round_trip(&Placement::unpinned()), None);
+        let one = Placement::from_process().cpu_for(0);
+        if let Some(cpu) = one {
+            assert_eq!(line_round_trip(&Placement::over(vec![cpu])), None);
+        }
+        assert_eq!(annex(None, None), None);
+    }
+
+    #[test]
+    fn the_annex_has_a_row_per_measurement() {
+        let t = RoundTrip { cpus: (0, 1), ns: 101.26 };
+        let a = annex(Some(t), None).expect("one measurement makes an annex");
+        assert_eq!(a.rows, vec![vec![json!("before"), json!(0), json!(1), json!(crate::output::round(1, 101.26))]]);
+        assert_eq!(annex(Some(t), Some(t)).unwrap().rows.len(), 2);
+    }
+}
