@@ -17,7 +17,7 @@
 //!
 //! The measurement is a ping-pong: two threads pinned to those CPUs take turns
 //! incrementing one padded atomic, each waiting for the other's increment, for
-//! [`ROUNDS`] round trips (a few tens of milliseconds).
+//! [`ROUNDS`] round trips or [`BUDGET`], whichever ends first.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,12 +28,20 @@ use serde_json::json;
 use crate::output::annex::Annex;
 use crate::pin::Placement;
 
-/// Round trips per measurement.
-pub const ROUNDS: u64 = 100_000;
+/// Round trips per measurement at most.
+pub const ROUNDS: u64 = 1_000_000;
 
-/// A measurement that takes longer than this is abandoned (a CPU that never runs the
-/// other thread): no figure rather than a hang.
+/// How long a measurement runs at most: under load (other busy threads on those CPUs) the
+/// round trips it counts include waits for the scheduler, and the figure says so by its
+/// size rather than by taking longer.
+pub const BUDGET: Duration = Duration::from_millis(100);
+
+/// A side that waits this long for the other one gives up (a CPU that never runs the other
+/// thread): no figure rather than a hang.
 pub const GIVE_UP: Duration = Duration::from_secs(2);
+
+/// Round trips between two checks of the clock by the side that keeps time.
+const CHECK_EVERY: u64 = 256;
 
 /// One measured round trip.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,51 +54,65 @@ pub struct RoundTrip {
 
 /// The cache-line round trip between the CPUs that `placement` gives threads 0 and 1, or
 /// `None` where there are no two such CPUs (unpinned threads, one CPU), a thread could
-/// not be pinned, or the measurement took longer than [`GIVE_UP`].
+/// not be pinned, or a side waited [`GIVE_UP`] for the other.
 pub fn line_round_trip(placement: &Placement) -> Option<RoundTrip> {
     let (a, b) = (placement.cpu_for(0)?, placement.cpu_for(1)?);
     if a == b {
         return None;
     }
     let line = CachePadded::new(AtomicU64::new(0));
-    let abandon = AtomicBool::new(false);
-    // Thread `side` (0 or 1) waits for the counter to reach a value of its parity, then
-    // increments it: each increment is one trip of the line.
-    let play = |cpu: usize, side: u64| -> Option<Duration> {
-        ordo::cpu::pin_current_thread(cpu).ok()?;
-        let started = Instant::now();
-        for round in 0..ROUNDS {
-            let mine = 2 * round + side;
-            let mut polls = 0u32;
-            while line.load(Ordering::Acquire) != mine {
-                polls = polls.wrapping_add(1);
-                if polls.is_multiple_of(1 << 16) && (abandon.load(Ordering::Relaxed) || started.elapsed() > GIVE_UP) {
-                    abandon.store(true, Ordering::Relaxed);
-                    return None;
+    // Set by a side that leaves (done, or giving up): the other one stops waiting.
+    let done = AtomicBool::new(false);
+    // Side `parity` (0 or 1) waits for the counter to reach a value of its parity, then
+    // increments it: each increment is one trip of the line. Side 0 keeps time, from the
+    // end of the first round trip (so the other thread's start is not counted), and
+    // returns the round trips timed and their time; `None` is a side that gave up.
+    let play = |cpu: usize, parity: u64| -> Option<Option<(u64, Duration)>> {
+        let result = ordo::cpu::pin_current_thread(cpu).ok().and_then(|()| {
+            let mut timed: Option<Instant> = None;
+            let waiting_since = Instant::now();
+            for round in 0..ROUNDS {
+                let mine = 2 * round + parity;
+                let mut polls = 0u32;
+                while line.load(Ordering::Acquire) != mine {
+                    polls = polls.wrapping_add(1);
+                    if polls.is_multiple_of(1 << 12) {
+                        if done.load(Ordering::Relaxed) {
+                            return Some((round, timed));
+                        }
+                        if timed.unwrap_or(waiting_since).elapsed() > GIVE_UP {
+                            return None;
+                        }
+                    }
+                    std::hint::spin_loop();
                 }
-                std::hint::spin_loop();
+                line.store(mine + 1, Ordering::Release);
+                if parity == 0 {
+                    match timed {
+                        None => timed = Some(Instant::now()),
+                        Some(t) if round.is_multiple_of(CHECK_EVERY) && t.elapsed() > BUDGET => {
+                            return Some((round, timed));
+                        }
+                        Some(_) => {}
+                    }
+                }
             }
-            line.store(mine + 1, Ordering::Release);
-        }
-        Some(started.elapsed())
+            Some((ROUNDS, timed))
+        });
+        done.store(true, Ordering::Relaxed);
+        let (rounds, timed) = result?;
+        Some(timed.map(|t| (rounds.saturating_sub(1), t.elapsed())))
     };
     // Both sides on threads of their own: pinning the caller would narrow the affinity
     // that later experiments read.
-    let side = |cpu, parity| {
-        let r = play(cpu, parity);
-        if r.is_none() {
-            abandon.store(true, Ordering::Relaxed);
-        }
-        r
-    };
-    let (first, second) = std::thread::scope(|s| {
-        let (first, second) = (s.spawn(|| side(a, 0)), s.spawn(|| side(b, 1)));
+    let (timed, other) = std::thread::scope(|s| {
+        let (first, second) = (s.spawn(|| play(a, 0)), s.spawn(|| play(b, 1)));
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a ping-pong thread does not panic");
         (joined(first), joined(second))
     });
-    // The later thread's time: the earlier one's includes waiting for it to start.
-    let elapsed = first?.min(second?);
-    Some(RoundTrip { cpus: (a, b), ns: elapsed.as_nanos() as f64 / ROUNDS as f64 })
+    other?;
+    let (rounds, elapsed) = timed??;
+    (rounds > 0).then(|| RoundTrip { cpus: (a, b), ns: elapsed.as_nanos() as f64 / rounds as f64 })
 }
 
 /// The `host` annex of an experiment: the round trips measured before and after it.
