@@ -60,59 +60,72 @@ pub fn line_round_trip(placement: &Placement) -> Option<RoundTrip> {
     if a == b {
         return None;
     }
-    let line = CachePadded::new(AtomicU64::new(0));
-    // Set by a side that leaves (done, or giving up): the other one stops waiting.
-    let done = AtomicBool::new(false);
-    // Side `parity` (0 or 1) waits for the counter to reach a value of its parity, then
-    // increments it: each increment is one trip of the line. Side 0 keeps time, from the
-    // end of the first round trip (so the other thread's start is not counted), and
-    // returns the round trips timed and their time; `None` is a side that gave up.
-    let play = |cpu: usize, parity: u64| -> Option<Option<(u64, Duration)>> {
-        let result = ordo::cpu::pin_current_thread(cpu).ok().and_then(|()| {
-            let mut timed: Option<Instant> = None;
-            let waiting_since = Instant::now();
-            for round in 0..ROUNDS {
-                let mine = 2 * round + parity;
-                let mut polls = 0u32;
-                while line.load(Ordering::Acquire) != mine {
-                    polls = polls.wrapping_add(1);
-                    if polls.is_multiple_of(1 << 12) {
-                        if done.load(Ordering::Relaxed) {
-                            return Some((round, timed));
-                        }
-                        if timed.unwrap_or(waiting_since).elapsed() > GIVE_UP {
-                            return None;
-                        }
-                    }
-                    std::hint::spin_loop();
-                }
-                line.store(mine + 1, Ordering::Release);
-                if parity == 0 {
-                    match timed {
-                        None => timed = Some(Instant::now()),
-                        Some(t) if round.is_multiple_of(CHECK_EVERY) && t.elapsed() > BUDGET => {
-                            return Some((round, timed));
-                        }
-                        Some(_) => {}
-                    }
-                }
-            }
-            Some((ROUNDS, timed))
-        });
-        done.store(true, Ordering::Relaxed);
-        let (rounds, timed) = result?;
-        Some(timed.map(|t| (rounds.saturating_sub(1), t.elapsed())))
-    };
+    let game = Game { line: CachePadded::new(AtomicU64::new(0)), done: AtomicBool::new(false) };
     // Both sides on threads of their own: pinning the caller would narrow the affinity
     // that later experiments read.
     let (timed, other) = std::thread::scope(|s| {
-        let (first, second) = (s.spawn(|| play(a, 0)), s.spawn(|| play(b, 1)));
+        let (first, second) = (s.spawn(|| game.side(a, 0)), s.spawn(|| game.side(b, 1)));
         let joined = |h: std::thread::ScopedJoinHandle<'_, _>| h.join().expect("a ping-pong thread does not panic");
         (joined(first), joined(second))
     });
     other?;
     let (rounds, elapsed) = timed??;
     (rounds > 0).then(|| RoundTrip { cpus: (a, b), ns: elapsed.as_nanos() as f64 / rounds as f64 })
+}
+
+/// What the two sides of a measurement share.
+struct Game {
+    /// The counter both increment in turn: each increment is one trip of its line.
+    line: CachePadded<AtomicU64>,
+    /// Set by a side that leaves (done, or giving up): the other one stops waiting.
+    done: AtomicBool,
+}
+
+impl Game {
+    /// Side `parity` (0 or 1), pinned to `cpu`: `None` if it could not be pinned or gave
+    /// up; for side 0, which keeps time, the round trips timed and their time.
+    fn side(&self, cpu: usize, parity: u64) -> Option<Option<(u64, Duration)>> {
+        let played = ordo::cpu::pin_current_thread(cpu).ok().and_then(|()| self.play(parity));
+        self.done.store(true, Ordering::Relaxed);
+        let (rounds, timed) = played?;
+        Some(timed.map(|t| (rounds.saturating_sub(1), t.elapsed())))
+    }
+
+    /// Waits for the counter to reach a value of `parity`, then increments it, until
+    /// [`ROUNDS`], [`BUDGET`] (side 0 keeps time, from the end of the first round trip, so
+    /// that the other thread's start is not counted) or the other side left. Returns the
+    /// rounds played and, for side 0, when timing began; `None` after [`GIVE_UP`].
+    fn play(&self, parity: u64) -> Option<(u64, Option<Instant>)> {
+        let mut timed: Option<Instant> = None;
+        let waiting_since = Instant::now();
+        for round in 0..ROUNDS {
+            let mine = 2 * round + parity;
+            let mut polls = 0u32;
+            while self.line.load(Ordering::Acquire) != mine {
+                polls = polls.wrapping_add(1);
+                if polls.is_multiple_of(1 << 12) {
+                    if self.done.load(Ordering::Relaxed) {
+                        return Some((round, timed));
+                    }
+                    if timed.unwrap_or(waiting_since).elapsed() > GIVE_UP {
+                        return None;
+                    }
+                }
+                std::hint::spin_loop();
+            }
+            self.line.store(mine + 1, Ordering::Release);
+            if parity == 0 {
+                match timed {
+                    None => timed = Some(Instant::now()),
+                    Some(t) if round.is_multiple_of(CHECK_EVERY) && t.elapsed() > BUDGET => {
+                        return Some((round, timed));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Some((ROUNDS, timed))
+    }
 }
 
 /// The `host` annex of an experiment: the round trips measured before and after it.

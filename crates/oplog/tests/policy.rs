@@ -1,8 +1,9 @@
-//! The adaptive policy's switches of counters, through the public API: a direct counter
-//! updated by several threads goes back to logged; a logged counter updated by two threads
-//! stays logged; and of a user's type: one thread reading every 20 updates ends direct, two
-//! threads taking turns at that mix end logged. (What a counter updated by one thread does depends on what its domain
-//! measured on the host: `object`'s unit tests set each answer.)
+//! The adaptive policy's switches, through the public API: a direct counter updated by
+//! several threads goes back to logged; a logged counter updated by two threads stays
+//! logged; an object of a user's type that one thread reads every 20 updates ends direct,
+//! and one that two threads take turns at with that mix ends logged. (What a counter
+//! updated by one thread does depends on what its domain measured on the host: `object`'s
+//! unit tests set each answer.)
 //!
 //! Alone in its file on purpose: the policy counts changes of updater by a 2-bit tag each
 //! thread takes on its first direct update, so the two threads of a test must take

@@ -53,11 +53,12 @@
 //! the load of the flag: 3-4 % at 256 objects, which fit the cache (203-206M to
 //! 196-199M), and nothing measurable for one object that two threads log (`read-mix`,
 //! 100 % updates, 383-392M either way). (Asking whether the CPU has `prefetchw` at each
-//! update, through a lazily set static, cost 8 % at 256 objects: the domain asks once.)
+//! update, through a lazily set static, cost 8 % at 256 objects: the domain asks once, when
+//! it outgrows its cache, and keeps the answer beside the flag the update tests.)
 
 use crate::word::{Word, prefetchw_supported};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// The share of a core's log-cache slots (one in this many) whose worth of objects
@@ -74,6 +75,12 @@ const UNMEASURED: u8 = 0;
 const LOGGED: u8 = 1;
 const DIRECT: u8 = 2;
 
+/// [`Solo::outgrown`]'s bit of the `outgrown` byte.
+const OUTGROWN: u8 = 1;
+/// Set with [`OUTGROWN`] where the CPU has what [`Word::prefetch_for_write`] needs: the
+/// one bit an update tests ([`Solo::prefetch_for_update`]).
+const PREFETCH: u8 = 2;
+
 /// A domain's answer: unmeasured, or which representation costs less for a counter that
 /// one core alone updates; and how many objects evictions switched to direct. (Plain std
 /// atomics: a cache of a measurement and a statistic, never part of a modelled
@@ -82,13 +89,12 @@ const DIRECT: u8 = 2;
 pub(crate) struct Solo {
     answer: AtomicU8,
     thrashed: AtomicUsize,
-    /// Whether `thrashed` reached `thrash_limit`: one load, where every update asks.
-    outgrown: AtomicBool,
+    /// [`OUTGROWN`] once `thrashed` reached `thrash_limit`, with [`PREFETCH`] where the
+    /// CPU has `prefetchw`: one load and one test, where every update asks.
+    outgrown: AtomicU8,
     /// The count of [`Solo::thrashed`] objects from which the answer is direct: a
     /// [`THRASHED_SHARE`] of a core's log-cache slots.
     thrash_limit: usize,
-    /// Whether the CPU has what [`Word::prefetch_for_write`] needs.
-    prefetchw: bool,
 }
 
 impl Solo {
@@ -97,9 +103,8 @@ impl Solo {
         Solo {
             answer: AtomicU8::new(UNMEASURED),
             thrashed: AtomicUsize::new(0),
-            outgrown: AtomicBool::new(false),
+            outgrown: AtomicU8::new(0),
             thrash_limit: cache_slots.div_ceil(THRASHED_SHARE),
-            prefetchw: prefetchw_supported(),
         }
     }
 
@@ -114,15 +119,15 @@ impl Solo {
     /// cache's worth of objects switched to direct by evictions (module docs).
     #[inline]
     pub(crate) fn outgrown(&self) -> bool {
-        self.outgrown.load(Ordering::Relaxed)
+        self.outgrown.load(Ordering::Relaxed) & OUTGROWN != 0
     }
 
     /// Where the domain's hot objects outgrew its log cache, asks for `word` exclusive
     /// before an update loads it (module docs); nothing elsewhere.
     #[inline(always)]
     pub(crate) fn prefetch_for_update(&self, word: &Word) {
-        if self.outgrown() && self.prefetchw {
-            // SAFETY: `prefetchw` is `prefetchw_supported()`'s answer.
+        if self.outgrown.load(Ordering::Relaxed) & PREFETCH != 0 {
+            // SAFETY: `PREFETCH` is set only where `prefetchw_supported()` said true.
             unsafe { word.prefetch_for_write() };
         }
     }
@@ -138,7 +143,8 @@ impl Solo {
     /// does not write a line that every miss reads (`outgrown`).
     pub(crate) fn thrashed(&self) {
         if !self.outgrown() && self.thrashed.fetch_add(1, Ordering::Relaxed) + 1 >= self.thrash_limit {
-            self.outgrown.store(true, Ordering::Relaxed);
+            let prefetch = if prefetchw_supported() { PREFETCH } else { 0 };
+            self.outgrown.store(OUTGROWN | prefetch, Ordering::Relaxed);
         }
     }
 
