@@ -317,7 +317,7 @@ impl<L: LogKind> Domain<L> {
             commit_wait: L::ORDERED && (commit_wait || !clock.raw_order_is_causal()),
             representation,
             thresholds,
-            solo: Solo::new(cache_slots),
+            solo: Solo::new(cache_slots, representation == Representation::Direct),
             no_global_absorption: AtomicBool::new(false),
             clock,
             slots,
