@@ -61,7 +61,9 @@
 //! objects of a 24-byte state, pinned direct, AMD EPYC 2-core host, 2026-11-29, medians of
 //! 3 × 300 ms: N = 1,024 went from 186-190M updates per second to 232-236M, 4,096 from
 //! 175M to 234M (a `Mutex` each, 145-173M and 160M). (A counter's direct update adds to
-//! its direct log without loading the word for the lock: it never asks.)
+//! its direct log without loading the word for the lock: it never asks. An object switched
+//! to logged by hand there still asks, and takes its word's line from the other cores that
+//! log it at each update: pin such a domain to logged, or leave it adaptive.)
 
 use crate::word::{Word, prefetchw_supported};
 use std::hint::black_box;
