@@ -10,8 +10,10 @@
 //! uniformly or with Zipf popularity (θ = [`ZIPF_THETA`], the hottest ranks scattered over
 //! the objects by a fixed permutation), or uniformly among its own objects only (*private*:
 //! the objects dealt out to the threads in turn, as a server hands its connections, each
-//! with its statistics, to its workers: neighbours in memory belong to different threads),
-//! and with a variant in which thread 0 also reads one random object every [`READ_EVERY`].
+//! with its statistics, to its workers: in the baselines' arrays neighbours in memory
+//! belong to different threads, where OpLog's slab puts objects made in a row on different
+//! lines), and with a variant in which thread 0 also reads one random object every
+//! [`READ_EVERY`].
 //!
 //! Implementations (ids stable; a `-zipf` suffix is Zipf popularity, `-private` private
 //! objects, `-reader` the reading variant):
