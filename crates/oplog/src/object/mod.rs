@@ -2750,7 +2750,7 @@ mod tests {
         turns(slow, std::time::Duration::from_micros(150));
         assert_eq!(o.representation(), Representation::Direct, "cold: stays direct");
         let mut updates = slow as u64;
-        if !cfg!(miri) {
+        if !cfg!(miri) && turns_are_fast() {
             // Bursts of fast turns until two fill-ups land within the window (a thread
             // descheduled for longer only delays it).
             for _ in 0..100 {
@@ -2842,6 +2842,24 @@ mod tests {
         assert_eq!((c.read(|v| *v), other.read(|v| *v)), (2, 1));
     }
 
+    /// Whether two threads here take turns fast enough for the policy's time windows to
+    /// see a hot object at all: 64 turns ([`in_turns`], its two threads' start included)
+    /// within a millisecond, in one of ten tries. Some hosts wake a waiting thread only at
+    /// a scheduler tick for minutes at a time (the 2-core host, 2026-11-29: 400 turns took
+    /// 390-460 ms, a thread's start 4 ms, against well under a millisecond otherwise);
+    /// there the tests that need fast turns say so and leave out that half.
+    fn turns_are_fast() -> bool {
+        let fast = (0..10).any(|_| {
+            let start = std::time::Instant::now();
+            in_turns(64, std::time::Duration::ZERO, || {});
+            start.elapsed() <= std::time::Duration::from_millis(1)
+        });
+        if !fast {
+            eprintln!("two threads take turns at scheduler ticks here: the hot half of this test is left out");
+        }
+        fast
+    }
+
     /// Two threads take `n` turns in all, each calling `each` at its turn, then sleeping
     /// for `pause` before passing the turn on.
     fn in_turns(n: usize, pause: std::time::Duration, each: impl Fn() + Sync) {
@@ -2881,7 +2899,7 @@ mod tests {
         };
         // Logs of 2, shared: each thread's fills at 8 pushes, 16 turns.
         let n = 64;
-        if !cfg!(miri) {
+        if !cfg!(miri) && turns_are_fast() {
             // Fresh objects until one's turns all run fast (a thread descheduled for a
             // millisecond makes that one's logs look cold).
             let stayed = (0..50).any(|_| {
