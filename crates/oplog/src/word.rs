@@ -49,6 +49,11 @@ pub(crate) const TAG: u64 = 0b11 << TAG_SHIFT;
 pub(crate) const STAMP_SHIFT: u32 = 32;
 /// The stamp's bits.
 pub(crate) const STAMP: u64 = ((1 << 20) - 1) << STAMP_SHIFT;
+/// Bit 52: the last restart the stamp records came within the window of the one before
+/// it (`object`'s `back_to_logged`): a direct object goes back to logged at the next one
+/// that does, so that it takes three fills of its count in a row, each soon after the
+/// last.
+pub(crate) const HOT_ONCE: u64 = 1 << 52;
 /// Nanoseconds per unit of [`STAMP`]: about a microsecond, so the field spans about a
 /// second.
 pub(crate) const STAMP_UNIT_NS: u32 = 1024;
@@ -56,7 +61,7 @@ pub(crate) const STAMP_UNIT_NS: u32 = 1024;
 // Used by the assertion below only, which the crate's oldest supported toolchain
 // (`rust-version`, built by `.ci/run`) does not count as a use.
 #[allow(dead_code)]
-pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS | STAMP;
+pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS | STAMP | HOT_ONCE;
 /// Bits 0..31 of the log half: core `c` may own a slot for the object if bit `c % 31` is
 /// set.
 pub(crate) const CORE_BIT_COUNT: usize = 31;

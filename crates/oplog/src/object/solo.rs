@@ -38,8 +38,8 @@
 //! updated by one core alone goes direct as elsewhere. The count never goes down: a
 //! domain whose working set once outgrew its cache keeps the direct answer. Such a domain
 //! ([`Solo::outgrown`]) also sends a direct object back to logged only if it is hot: its
-//! count of changes of updater fills up twice within a short window (`object`'s
-//! `back_to_logged`).
+//! count of changes of updater fills up three times in a row, each within a short window
+//! of the last (`object`'s `back_to_logged`).
 //!
 //! In such a domain an update also asks for its object's word exclusive before it loads
 //! it ([`Word::prefetch_for_write`], x86-64 `prefetchw`, where the CPU has it): most
