@@ -4,9 +4,11 @@
 //! The word is two 32-bit halves, written by different parties:
 //!
 //! * the *holder* half ([`HOLDERS`]): the object lock, the representation, the read bias,
-//!   the last sampled direct updater's tag, the adaptive policy's score and a coarse time stamp. Only the compare-and-swap
-//!   that takes the lock and the lock's holder change it, so the holder unlocks with a
-//!   plain store of what it decided ([`Word::unlock`]): a direct update or a read through
+//!   the last sampled direct updater's tag, the adaptive policy's score, a coarse time
+//!   stamp and whether the restart it records came soon after the one before
+//!   ([`HOT_ONCE`]). Only the compare-and-swap that takes the lock and the lock's holder
+//!   change it, so the holder unlocks with a plain store of what it decided
+//!   ([`Word::unlock`]): a direct update or a read through
 //!   the lock costs one atomic read-modify-write, where a mutex costs two (its unlock must
 //!   learn whether a thread sleeps). Measured on one thread updating `read-mix`'s table
 //!   in place (2-core host, 2026-11-26): 5.5 ns per update with the unlock an exclusive or

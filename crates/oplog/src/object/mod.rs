@@ -1483,8 +1483,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
             let now = stamp_now();
             let hot = hot_again(want, now, hot_window::<L>());
             if !(hot && want & HOT_ONCE != 0) {
-                // Direct still, the count restarted at `now`: the third fill in a row
-                // within the window of the one before switches, not the second (below).
+                // Direct still, the count restarted at `now`: only the third fill in a
+                // row, each within the window of the one before, switches.
                 let once = if hot { HOT_ONCE } else { 0 };
                 return (want & !(STAMP | HOT_ONCE)) | DIRECT | once | (now << STAMP_SHIFT);
             }
