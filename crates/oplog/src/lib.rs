@@ -31,29 +31,27 @@
 //! it; on the AMD host, more), and goes direct elsewhere. [`OpLog::representation`] says
 //! which it is in now.
 //!
-//! **Choosing.** OpLog pays off where several cores update one object between reads; where
-//! one thread does most of the work, or reads are as frequent as updates, a `Mutex` around
-//! the type is as fast or faster, and no representation beats it. Measure on your own mix:
-//! `oplog-bench read-mix --threads 1,2` times the default, each pinned representation and
-//! `Mutex`, `RwLock` and `node-replication` on a 64-counter table at 0–100 % updates, records
-//! the representation the default ended in, and opens with a verdict naming the fastest at
-//! each point. On the 2-core development machine (AMD EPYC under KVM, 2026-11-27) the
-//! default ran on one thread at 0.78–0.88x the best of those baselines at 0, 1, 99 and
-//! 100 % updates, where it goes direct at every mix but read-only (a direct update is one
-//! atomic read-modify-write and a store, a `Mutex` two read-modify-writes, but the default
-//! adds the policy's bookkeeping and the re-entry check), and at 0.54–0.69x at 10–90 %,
-//! where the caller's branch between read and update mispredicts: a `Mutex`'s lock is the
-//! same code on both sides, which the compiler hoists above the branch, while OpLog's read
-//! and update paths differ. On two threads it ran at 0.84x `node-replication` read-only,
-//! 1.23–1.67x the best baseline at 1–90 % and 1.78x and 4.46x at 99 and 100 % (the host is
-//! bimodal at 99 %: the logged representation runs at 20M or 65M ops/s from one minute to
-//! the next, while a `Mutex` stays at about 30M). On a 16-core Xeon (2026-11-27, README
-//! "On 16 cores") the default led every baseline at every mix at 2 and 4 threads
-//! (1.13–29.9x), and at one thread all but 50 % (0.82x `Mutex`); mixes of 10–90 % updates
-//! at 8–16 threads reach only 0.20–0.66x `node-replication`, whose readers read a local
-//! replica (1 % updates: 1.02x at 8 threads, 0.41x at 16). The open issue on read/update
-//! mixes tracks the gap. Pin a representation for the whole domain with [`Config::representation`] when
-//! you know the mix ([`Representation::Logged`] for update-heavy objects read rarely,
+//! **Choosing.** OpLog pays off most where several cores update one object between reads.
+//! Where reads come as often as updates, or one thread does the updating, the default goes
+//! direct, and runs about as fast as a `Mutex` around the type, often faster (a direct
+//! update is one atomic read-modify-write and a store, a `Mutex` two, but the default adds
+//! the policy's bookkeeping and the re-entry check). A thread that reads back each update
+//! it makes calls two operations that each take the object's lock, where a `Mutex` holds
+//! one lock across both. Measure on your own mix: `oplog-bench read-mix --threads 1,2`
+//! times the default, each pinned representation and `Mutex`, `RwLock` and
+//! `node-replication` on a 64-counter table at 0–100 % updates, records the representation
+//! the default ended in, and opens with a verdict naming the fastest at each point. On the
+//! 2-core development machine (AMD EPYC under KVM, 2026-11-29, one run) the default ran on
+//! one thread at 1.30–1.56x the best of those baselines at every mix but 50 % updates
+//! (0.94x `Mutex`), ending direct at every mix but read-only, and on two threads at 1.54x
+//! (50 %, `Mutex`) to 15.1x (100 %) the best baseline (1.69x `node-replication` read-only,
+//! 4.09x at 99 %). On a 16-core Xeon (2026-11-27, README "On 16 cores") the default led
+//! every baseline at every mix at 2 and 4 threads (1.13–29.9x), and at one thread all but
+//! 50 % (0.82x `Mutex`); mixes of 10–90 % updates at 8–16 threads reach only 0.20–0.66x
+//! `node-replication`, whose readers read a local replica (1 % updates: 1.02x at 8 threads,
+//! 0.41x at 16). The open issue on read/update mixes tracks the gap. Pin a representation
+//! for the whole domain with [`Config::representation`] when you know the mix
+//! ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
 //!
 //! **Many hot objects: the log cache.** Each core keeps `cache_slots` logs (default
