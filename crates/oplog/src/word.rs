@@ -56,6 +56,9 @@ pub(crate) const STAMP: u64 = ((1 << 20) - 1) << STAMP_SHIFT;
 /// that does, so that it takes three fills of its count in a row, each soon after the
 /// last.
 pub(crate) const HOT_ONCE: u64 = 1 << 52;
+/// The record of a direct object's last restart: its [`STAMP`] and [`HOT_ONCE`], kept and
+/// cleared together.
+pub(crate) const RESTART: u64 = STAMP | HOT_ONCE;
 /// Nanoseconds per unit of [`STAMP`]: about a microsecond, so the field spans about a
 /// second.
 pub(crate) const STAMP_UNIT_NS: u32 = 1024;
@@ -63,7 +66,7 @@ pub(crate) const STAMP_UNIT_NS: u32 = 1024;
 // Used by the assertion below only, which the crate's oldest supported toolchain
 // (`rust-version`, built by `.ci/run`) does not count as a use.
 #[allow(dead_code)]
-pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS | STAMP | HOT_ONCE;
+pub(crate) const HOLDERS: u64 = LOCK | DIRECT | SCORE | TAG | BIAS | RESTART;
 /// Bits 0..31 of the log half: core `c` may own a slot for the object if bit `c % 31` is
 /// set.
 pub(crate) const CORE_BIT_COUNT: usize = 31;

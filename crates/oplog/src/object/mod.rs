@@ -304,7 +304,7 @@ use crate::primitive::{
 use crate::reentry;
 use crate::slab::Slab;
 use crate::word::{
-    BACKLOG, BIAS, CORE_BIT_COUNT, CORE_BITS, DIRECT, HOT_ONCE, LOCK, SCORE, SCORE_SHIFT, STAMP, STAMP_SHIFT,
+    BACKLOG, BIAS, CORE_BIT_COUNT, CORE_BITS, DIRECT, HOT_ONCE, LOCK, RESTART, SCORE, SCORE_SHIFT, STAMP, STAMP_SHIFT,
     STAMP_UNIT_NS, TAG, TAG_SHIFT, Word, core_bit, cores_of, quiescent_word,
 };
 use eviction::Eviction;
@@ -1486,14 +1486,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 // Direct still, the count restarted at `now`: only the third fill in a
                 // row, each within the window of the one before, switches.
                 let once = if hot { HOT_ONCE } else { 0 };
-                return (want & !(STAMP | HOT_ONCE)) | DIRECT | once | (now << STAMP_SHIFT);
+                return (want & !RESTART) | DIRECT | once | (now << STAMP_SHIFT);
             }
             // Back to logged with its stamp, which says that it was hot: its misses take
             // a slot (`spares_the_slot`), and its first flush of a shared log is timed
             // from it (`observe_flush`).
             return want & !HOT_ONCE;
         }
-        want & !(STAMP | HOT_ONCE)
+        want & !RESTART
     }
 
     /// A direct update that could not take the fast path: something is logged or read
@@ -1758,8 +1758,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn read_bits(self, now: u64, gathered: Gathered) -> Option<u64> {
         let (direct, score) = self.read_step(now, gathered);
         let stays = direct == (now & DIRECT != 0);
-        (!direct || stays)
-            .then(|| (now & BIAS) | if stays { now & (STAMP | HOT_ONCE) } else { 0 } | policy_bits(direct, score))
+        (!direct || stays).then(|| (now & BIAS) | if stays { now & RESTART } else { 0 } | policy_bits(direct, score))
     }
 
     /// The adaptive policy's view of evictions of this object's logs from the log cache
@@ -2386,8 +2385,8 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
             // the stamp unless it brings its own or switches (each representation has its
             // own use for it: `back_to_logged`, `observe_flush`).
             Some(policy) if policy & STAMP != 0 || (policy ^ now) & DIRECT != 0 => (now & BIAS) | policy,
-            Some(policy) => (now & (BIAS | STAMP | HOT_ONCE)) | policy,
-            None => now & (DIRECT | SCORE | TAG | BIAS | STAMP | HOT_ONCE),
+            Some(policy) => (now & (BIAS | RESTART)) | policy,
+            None => now & (DIRECT | SCORE | TAG | BIAS | RESTART),
         };
         if self.count_direct_update {
             want = self.obj.counted(want, thread_tag(), self.logged_updates, change_weight::<L>());
