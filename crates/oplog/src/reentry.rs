@@ -86,6 +86,22 @@ impl Holding {
         if outermost { Holding { slot: Self::IN_SCOPED } } else { Self::nested(id) }
     }
 
+    /// The record as a small integer (below 8), for a guard that keeps it packed with
+    /// other bits; [`Holding::from_raw`] gives it back, to be dropped.
+    #[inline(always)]
+    pub(crate) fn into_raw(self) -> usize {
+        let slot = self.slot;
+        std::mem::forget(self);
+        slot
+    }
+
+    /// The record that [`Holding::into_raw`] gave as `raw`.
+    #[inline(always)]
+    pub(crate) fn from_raw(raw: usize) -> Self {
+        debug_assert!(raw <= Self::UNTRACKED, "not a re-entry record");
+        Holding { slot: raw }
+    }
+
     /// [`Holding::scoped`] for a read of object `id` (non-zero, even) on the concurrent
     /// path, without its lock.
     #[inline(always)]

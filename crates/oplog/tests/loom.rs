@@ -36,6 +36,7 @@
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
 //! | `concurrent_read_against_a_writer` | a read on the concurrent path against a synchronize that applies (logged) and a direct update |
+//! | `a_guard_against_a_concurrent_read` | a synchronize's guard on its fast path (one compare-and-swap revoking the bias, no gather) writing the instance, against a read on the concurrent path or through the lock (logged and direct) |
 //! | `a_read_waiting_for_the_lock_takes_the_concurrent_path` | a read waiting for the lock that another read holds, which re-biases the object as it unlocks, then an update that revokes the bias |
 //! | `a_miss_goes_direct_racing_an_update_and_a_read` | where the hot objects outgrew the log cache, a miss that switches its object to direct instead of evicting (or takes the slot, the object logged on another core first), racing that core's update and a read |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
@@ -390,6 +391,27 @@ fn concurrent_read_against_a_writer() {
             assert!(seen <= 1 && (!completed || seen == 1), "read {seen} (increment completed: {completed})");
             writer.join().unwrap();
             assert_eq!(c.read(), 1);
+        });
+    }
+}
+
+/// A synchronize's guard taken on its fast path (nothing logged, the lock free: the lock's
+/// compare-and-swap revokes the read bias, then the guard waits for the readers), writing
+/// the instance, against a read on the concurrent path (the object biased by an earlier
+/// read) or through the lock. loom reports any overlap of the guard's access with the
+/// read's; the read sees the write exactly when the guard was gone before it began.
+#[test]
+fn a_guard_against_a_concurrent_read() {
+    for representation in [Representation::Logged, Representation::Direct] {
+        loom_model("a_guard_against_a_concurrent_read", 3, move || {
+            let d = pinned_counter_domain(representation);
+            let c = Arc::new(Counter::with_domain(&d, 0));
+            assert_eq!(c.read(), 0, "a read through the lock biases the object");
+            let writer = {
+                let c = c.clone();
+                update_on_cpu_1(move || *c.as_oplog().synchronize() += 1, || {})
+            };
+            read_racing_the_writer(writer, || c.read(), (0, 1), "guard");
         });
     }
 }

@@ -130,6 +130,11 @@ fn a_read_from_inside_its_own_read_closure_panics() {
             })));
             assert!(msg.contains("this thread holds the object's lock"), "{msg}");
             assert_eq!(o.read(Vec::len), 0);
+            // Nothing logged since: the read above let the next ones go concurrent, and a
+            // guard taken from inside one would wait for it.
+            let msg = message(catch_unwind(AssertUnwindSafe(|| o.read(|_| drop(o.synchronize())))));
+            assert!(msg.contains("from inside its own read closure"), "{msg}");
+            assert_eq!(o.read(Vec::len), 0);
         }
     });
 }

@@ -88,7 +88,13 @@
 //! 1. Take the object lock.
 //! 2. If no core of the mask publishes the object and it has no backlog, nothing is
 //!    logged: stop here. No other core's slot is locked and no barrier is sent. (A slot
-//!    that marks the object's log emptied does not publish it; step 4 of "Update".)
+//!    that marks the object's log emptied does not publish it; step 4 of "Update".) Where
+//!    the word shows the mask empty and the lock free, [`OpLog::synchronize`] takes steps 1
+//!    and 2 as a read through the lock does (`Obj::synchronize_quiescent`): the lock's one
+//!    compare-and-swap also revokes the read bias for the guard's mutable access, and its
+//!    [`Synced`] guard, two words, unlocks with one store, so a guard costs less than a
+//!    `std` mutex's lock and unlock (one thread, 2-core AMD EPYC host, 2026-11-29:
+//!    6.5 ns against 9.5 ns; 15.7 ns before).
 //! 3. Otherwise, exclude concurrent readers (below), then lock, at once, the slots of the
 //!    cores that publish the object, in ascending core order (one `membarrier` if some are
 //!    entered through the owner protocol and not in spin mode), and check that no other
@@ -299,7 +305,7 @@ use crate::log::{CounterLog, DirectLog, LogKind};
 use crate::migration;
 use crate::percore::{CoreMode, Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
-    AtomicUsize, Backoff, ConstPtr, MutPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
+    AtomicUsize, Backoff, ConstPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
 };
 use crate::reentry;
 use crate::slab::Slab;
@@ -666,14 +672,15 @@ impl<L: LogKind> OpLog<L> {
     /// # Panics
     /// If an operation panics while being applied. The panicking operation is dropped,
     /// the lock released, and the operations after it kept for the next synchronize.
+    #[inline]
     pub fn synchronize(&self) -> Synced<'_, L> {
         let obj = self.obj();
-        let mut lock = obj.lock("read or synchronize");
-        let gathered = obj.sync_locked();
-        obj.observe_read(&mut lock, gathered);
-        // The guard gives mutable access.
-        obj.exclude_readers();
-        Synced { state: Some(obj.get().state.get_mut()), _lock: lock }
+        // Sequentially consistent, as `read`'s load (the fast path may revoke the bias).
+        let seen = obj.get().word.load(Ordering::SeqCst);
+        match obj.synchronize_quiescent(seen) {
+            Some((want, holding)) => Synced::new(obj, want, holding),
+            None => obj.synchronize_locked(),
+        }
     }
 
     /// Synchronizes and runs `f` on the up-to-date instance.
@@ -1605,6 +1612,45 @@ impl<'a, L: LogKind> Obj<'a, L> {
         self.read_synced(f, seen)
     }
 
+    /// [`OpLog::synchronize`] of an object whose word `seen` shows its lock free and
+    /// nothing logged, as [`Obj::read_locked`] reads one: the lock's compare-and-swap,
+    /// which also revokes the read bias (the guard gives mutable access), and no gather.
+    /// Returns what the guard's unlock leaves (the policy's step at a read) and the lock's
+    /// re-entry record; `None` where the general path is needed: `seen` shows the lock
+    /// taken or logs, the step switches the object to direct (which gives up its slots), or
+    /// logs arrived before the lock was taken.
+    #[inline(always)]
+    fn synchronize_quiescent(self, seen: u64) -> Option<(u64, reentry::Holding)> {
+        if seen & (LOCK | CORE_BITS | BACKLOG) != 0 {
+            return None;
+        }
+        let want = self.read_bits(seen, Gathered::default())?;
+        let lock = FastLock::take(self, seen, BIAS)?;
+        if seen & BIAS != 0 {
+            dekker_fence();
+            self.wait_for_readers();
+        }
+        // Again under the lock: the log half changes without it. (Dropped, the lock only
+        // unlocks, with the bias revoked.)
+        if !quiescent_word(self.get().word.logs(Ordering::SeqCst)) || !self.direct().is_empty() {
+            return None;
+        }
+        Some((want & !BIAS, lock.keep()))
+    }
+
+    /// [`OpLog::synchronize`] on the general path: takes the lock, synchronizes, observes
+    /// the read, and excludes the concurrent readers (the guard gives mutable access).
+    #[cold]
+    #[inline(never)]
+    fn synchronize_locked(self) -> Synced<'a, L> {
+        let mut lock = self.lock("read or synchronize");
+        let gathered = self.sync_locked();
+        self.observe_read(&mut lock, gathered);
+        self.exclude_readers();
+        let (want, holding) = lock.keep();
+        Synced::new(self, want, holding)
+    }
+
     /// [`Obj::read_locked`] when something may be logged, the lock was taken, or the
     /// policy's step switches the object: takes the lock, synchronizes, observes the read.
     #[inline(never)]
@@ -2321,6 +2367,16 @@ impl<'a> FastLock<'a> {
         Some(FastLock { word, seen: seen & !clear, holding: Some(reentry::Holding::scoped(obj.id() as usize)) })
     }
 
+    /// Keeps the lock taken, for a guard that unlocks it itself; returns the re-entry
+    /// record, which the guard drops once it has unlocked.
+    #[inline(always)]
+    fn keep(mut self) -> reentry::Holding {
+        let holding = self.holding.take();
+        // Still locked: the unlock of `Drop` must not run.
+        std::mem::forget(self);
+        holding.expect("a fast lock holds its re-entry record until released")
+    }
+
     /// Unlocks, leaving the holder bits of `want` (the other bits of `want` are ignored).
     #[inline(always)]
     fn release(mut self, want: u64) {
@@ -2368,18 +2424,25 @@ impl<'a, L: LogKind> ObjectLock<'a, L> {
             _holding: reentry::Holding::new(obj.id() as usize),
         }
     }
-}
 
-impl<L: LogKind> Drop for ObjectLock<'_, L> {
-    fn drop(&mut self) {
+    /// Keeps the lock taken, for a guard that unlocks it itself ([`Synced`]): returns the
+    /// holder bits the unlock is to leave, as dropping this would, and the re-entry record,
+    /// which the guard drops once it has unlocked. Only a lock holder changes those bits,
+    /// so they are the same when the guard unlocks.
+    fn keep(self) -> (u64, reentry::Holding) {
+        let this = ManuallyDrop::new(self);
+        let want = this.release_bits(this.obj.get().word.holders(Ordering::Relaxed));
+        // SAFETY: read once out of a value that is never dropped (`ManuallyDrop`).
+        let holding = unsafe { std::ptr::read(&this._holding) };
+        (want, holding)
+    }
+
+    /// The holder bits the unlock leaves where the holder half is `now`: what the holder
+    /// decided about the policy, the count of direct updates and the bias.
+    fn release_bits(&self, now: u64) -> u64 {
         if self.policy.is_none() && !self.count_direct_update && !self.bias {
-            self.obj.unlock();
-            return;
+            return now;
         }
-        // Only a lock holder changes these bits, so the value read here stays theirs until
-        // the unlock below.
-        let word = &self.obj.get().word;
-        let now = word.holders(Ordering::Relaxed);
         let mut want = match self.policy {
             // A new policy comes from a read or a switch: no direct update since. It keeps
             // the stamp unless it brings its own or switches (each representation has its
@@ -2394,7 +2457,21 @@ impl<L: LogKind> Drop for ObjectLock<'_, L> {
         if self.bias {
             want |= BIAS;
         }
-        word.unlock(now, want);
+        want
+    }
+}
+
+impl<L: LogKind> Drop for ObjectLock<'_, L> {
+    fn drop(&mut self) {
+        if self.policy.is_none() && !self.count_direct_update && !self.bias {
+            self.obj.unlock();
+            return;
+        }
+        // Only a lock holder changes these bits, so the value read here stays theirs until
+        // the unlock below.
+        let word = &self.obj.get().word;
+        let now = word.holders(Ordering::Relaxed);
+        word.unlock(now, self.release_bits(now));
     }
 }
 
@@ -2440,31 +2517,80 @@ impl<L: LogKind> Drop for Reader<'_, L> {
 }
 
 /// The up-to-date internal instance of an [`OpLog`], locked until dropped.
+///
+/// Two words, so that it comes back from [`OpLog::synchronize`] in registers, as a `std`
+/// mutex's guard does. A guard of five words was built on the stack and copied on its way
+/// out, in 16-byte loads that each waited for the two 8-byte stores they read to reach
+/// the cache (a sampling profile put half of the time there): with the lock taken on the
+/// fast path, a guard cost 16–17 ns, against 6.5 ns now and 9.5 ns for a mutex's lock and
+/// unlock (one thread, 2-core AMD EPYC host, 2026-11-29).
 pub struct Synced<'a, L: LogKind> {
-    /// `Some` until drop; dropped before the lock so loom sees the access end inside it.
-    state: Option<MutPtr<L::State>>,
-    _lock: ObjectLock<'a, L>,
+    obj: Obj<'a, L>,
+    /// The holder half that the unlock leaves ([`Word::unlock`]'s `want`; the lock bit is
+    /// ignored), and in the low half the lock's re-entry record ([`reentry::Holding`]).
+    release: u64,
+    /// Under loom, the tracked access to the state: `Some` until drop, dropped before the
+    /// lock so loom sees the access end inside it.
+    #[cfg(loom)]
+    state: Option<crate::primitive::MutPtr<L::State>>,
+}
+
+impl<'a, L: LogKind> Synced<'a, L> {
+    /// The guard of `obj`'s lock, which this thread holds with the re-entry record
+    /// `holding`, and whose unlock leaves the holder bits of `want`.
+    #[inline(always)]
+    fn new(obj: Obj<'a, L>, want: u64, holding: reentry::Holding) -> Self {
+        Synced {
+            obj,
+            release: (want & !u64::from(u32::MAX)) | holding.into_raw() as u64,
+            #[cfg(loom)]
+            state: Some(obj.get().state.get_mut()),
+        }
+    }
+
+    /// The state, which the guard may access: it holds the object lock, so no other
+    /// access to the state is live, and the object outlives `'a`.
+    #[inline(always)]
+    fn state(&self) -> *mut L::State {
+        #[cfg(loom)]
+        // SAFETY: as above; `state` is `Some` until drop, and the pointer is only
+        // dereferenced while the guard lives.
+        return unsafe { self.state.as_ref().unwrap_unchecked().deref() } as *mut L::State;
+        #[cfg(not(loom))]
+        {
+            let access = self.obj.get().state.get_mut();
+            // SAFETY: as above; the pointer is only dereferenced while the guard lives.
+            unsafe { access.deref() as *mut L::State }
+        }
+    }
 }
 
 impl<L: LogKind> Deref for Synced<'_, L> {
     type Target = L::State;
     fn deref(&self) -> &L::State {
-        // SAFETY: the guard holds the object lock, so no other access to the state is live;
-        // `state` is Some until drop.
-        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+        // SAFETY: the guard holds the object lock, so no other access to the state is live
+        // (`Synced::state`), for as long as `self` is borrowed.
+        unsafe { &*self.state() }
     }
 }
 
 impl<L: LogKind> DerefMut for Synced<'_, L> {
     fn deref_mut(&mut self) -> &mut L::State {
         // SAFETY: as in `deref`; `&mut self` makes this the only reference.
-        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+        unsafe { &mut *self.state() }
     }
 }
 
 impl<L: LogKind> Drop for Synced<'_, L> {
+    #[inline]
     fn drop(&mut self) {
-        self.state = None;
+        #[cfg(loom)]
+        {
+            self.state = None;
+        }
+        // The guard never sets the bias: a release store.
+        self.obj.get().word.unlock(self.release, self.release);
+        drop(reentry::Holding::from_raw(self.release as u32 as usize));
     }
 }
 
@@ -2524,6 +2650,43 @@ mod tests {
     fn direct_counter() -> OpLog<CounterLog> {
         let d = Domain::new(Config::per_cpu().representation(Representation::Direct)).unwrap();
         OpLog::with_domain(&d, 0)
+    }
+
+    /// A synchronize of an object with nothing logged takes the lock as a read through it
+    /// does, in one compare-and-swap that revokes the read bias, and its guard (two words)
+    /// unlocks leaving the read's step of the policy and drops the lock's re-entry record;
+    /// with something logged, the general path applies it first.
+    #[test]
+    fn a_guard_of_a_quiescent_object_takes_the_lock_as_a_read_does() {
+        assert_eq!(std::mem::size_of::<Synced<'_, CounterLog>>(), 16);
+        let o = direct_counter();
+        let (word, id) = (&o.obj().get().word, o.obj().id() as usize);
+        assert_eq!(o.read(|v| *v), 0);
+        assert_ne!(word.holders(Ordering::Relaxed) & BIAS, 0, "the read biased the object");
+        {
+            let mut guard = o.synchronize();
+            assert_eq!(word.holders(Ordering::Relaxed) & (LOCK | BIAS), LOCK, "locked, the bias revoked");
+            assert!(reentry::holds(id));
+            *guard += 5;
+            assert_eq!(*guard, 5);
+        }
+        assert_eq!(word.holders(Ordering::Relaxed) & (LOCK | BIAS | DIRECT), DIRECT, "unlocked, still direct");
+        assert!(!reentry::holds(id));
+        assert_eq!(o.read(|v| *v), 5);
+
+        let d = Domain::new(Config::per_thread().max_threads(2).representation(Representation::Logged)).unwrap();
+        let o = OpLog::<CounterLog>::with_domain(&d, 0);
+        let word = &o.obj().get().word;
+        o.update(3);
+        assert!(!quiescent_word(word.load(Ordering::Relaxed)), "the update is logged");
+        {
+            let mut guard = o.synchronize();
+            assert_eq!(*guard, 3, "the general path applied the log");
+            *guard -= 1;
+        }
+        assert_eq!(word.holders(Ordering::Relaxed) & LOCK, 0);
+        assert!(!reentry::holds(o.obj().id() as usize));
+        assert_eq!(o.into_inner(), 2);
     }
 
     /// An owner whose log local absorption empties publishes its id marked emptied (a
