@@ -1,7 +1,8 @@
 //! Times the hot paths in a tight loop on one thread (for looking at the generated code):
 //! `Counter::inc`, a push to an unordered log, a read of an object with nothing logged, a
-//! direct update, and a read right after an update (logged, direct, and under a `Mutex` for
-//! comparison), in a per-CPU domain (on restartable sequences where they exist), a per-CPU
+//! direct update, a read right after an update (logged, direct, and under a `Mutex` for
+//! comparison), and an update and a read under one synchronize guard (against one `Mutex`
+//! lock), in a per-CPU domain (on restartable sequences where they exist), a per-CPU
 //! domain on the slots' spin lock, and a per-thread domain.
 //!
 //! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
@@ -81,10 +82,20 @@ fn main() {
             push(&o, i as usize);
             black_box(read(&o, i as usize));
         });
+        time("update + read under one synchronize guard, direct", n / 10, |i| {
+            let mut guard = o.synchronize();
+            guard[i as usize & 63] += 1;
+            black_box(guard[i as usize & 63]);
+        });
         let m = Mutex::new([0u64; 64]);
         time("update + read, Mutex (the floor of a direct update)", n / 10, |i| {
             black_box(&m).lock().unwrap()[i as usize & 63] += 1;
             black_box(black_box(&m).lock().unwrap()[i as usize & 63]);
+        });
+        time("update + read under one Mutex lock", n / 10, |i| {
+            let mut guard = black_box(&m).lock().unwrap();
+            guard[i as usize & 63] += 1;
+            black_box(guard[i as usize & 63]);
         });
     }
 }
