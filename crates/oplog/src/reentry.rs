@@ -9,7 +9,8 @@
 //!   keeps the objects whose lock it holds; a lock acquisition that finds the lock taken
 //!   checks them before it waits and panics with a message naming the mistake. The fast
 //!   paths (a direct update, a read through the lock or on the concurrent path, each of
-//!   which holds the object for the span of one call) record it in one thread-local cell
+//!   which holds the object for the span of one call, and a synchronize of an object with
+//!   nothing logged, whose guard the caller keeps) record it in one thread-local cell
 //!   ([`Holding::scoped`]: a load and two stores, where the list searches four cells; with
 //!   the list, a direct update ran at 159M ops/s against 180M with no record at all,
 //!   `read-mix`'s table at one thread);
@@ -68,10 +69,13 @@ impl Holding {
         Holding { slot: slot.unwrap_or(Self::UNTRACKED) }
     }
 
-    /// [`Holding::new`] for a holder that lives within one call of the crate (a direct
-    /// update, a read), so that such holders end in the reverse order of their start: the
-    /// outermost one records its object in one thread-local cell, a nested one (a direct
-    /// update of another object from inside an `exec`, say) in the list.
+    /// [`Holding::new`] for a short holder (a direct update, a read, a [`Synced`] guard of
+    /// an object with nothing logged): the first one records its object in one
+    /// thread-local cell, and those that start while it lives (a direct update of another
+    /// object from inside an `exec`, say) in the list. Only the holder that took the cell
+    /// clears it, so holders may end in any order (guards do).
+    ///
+    /// [`Synced`]: crate::Synced
     #[inline(always)]
     pub(crate) fn scoped(id: usize) -> Self {
         let outermost = SCOPED

@@ -2524,6 +2524,7 @@ impl<L: LogKind> Drop for Reader<'_, L> {
 /// the cache (a sampling profile put half of the time there): with the lock taken on the
 /// fast path, a guard cost 16–17 ns, against 6.5 ns now and 9.5 ns for a mutex's lock and
 /// unlock (one thread, 2-core AMD EPYC host, 2026-11-29).
+#[must_use = "the guard unlocks the object when dropped: unused, it unlocks at once"]
 pub struct Synced<'a, L: LogKind> {
     obj: Obj<'a, L>,
     /// The holder half that the unlock leaves ([`Word::unlock`]'s `want`; the lock bit is
