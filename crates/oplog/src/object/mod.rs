@@ -2548,37 +2548,38 @@ impl<'a, L: LogKind> Synced<'a, L> {
             state: Some(obj.get().state.get_mut()),
         }
     }
-
-    /// The state, which the guard may access: it holds the object lock, so no other
-    /// access to the state is live, and the object outlives `'a`.
-    #[inline(always)]
-    fn state(&self) -> *mut L::State {
-        #[cfg(loom)]
-        // SAFETY: as above; `state` is `Some` until drop, and the pointer is only
-        // dereferenced while the guard lives.
-        return unsafe { self.state.as_ref().unwrap_unchecked().deref() } as *mut L::State;
-        #[cfg(not(loom))]
-        {
-            let access = self.obj.get().state.get_mut();
-            // SAFETY: as above; the pointer is only dereferenced while the guard lives.
-            unsafe { access.deref() as *mut L::State }
-        }
-    }
 }
 
+// The guard holds the object lock, so no other access to the state is live, and the
+// object outlives `'a`; each reference is derived from the cell afresh, for as long as
+// `self` is borrowed (a shared one through a read access, so that two of them may live at
+// once).
 impl<L: LogKind> Deref for Synced<'_, L> {
     type Target = L::State;
     fn deref(&self) -> &L::State {
-        // SAFETY: the guard holds the object lock, so no other access to the state is live
-        // (`Synced::state`), for as long as `self` is borrowed.
-        unsafe { &*self.state() }
+        #[cfg(loom)]
+        // SAFETY: as above; `state` is `Some` until drop.
+        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
+        #[cfg(not(loom))]
+        {
+            let access = self.obj.get().state.get();
+            // SAFETY: as above.
+            unsafe { &*(access.deref() as *const L::State) }
+        }
     }
 }
 
 impl<L: LogKind> DerefMut for Synced<'_, L> {
     fn deref_mut(&mut self) -> &mut L::State {
-        // SAFETY: as in `deref`; `&mut self` makes this the only reference.
-        unsafe { &mut *self.state() }
+        #[cfg(loom)]
+        // SAFETY: as above; `&mut self` makes this the only reference.
+        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
+        #[cfg(not(loom))]
+        {
+            let access = self.obj.get().state.get_mut();
+            // SAFETY: as above; `&mut self` makes this the only reference.
+            unsafe { &mut *(access.deref() as *mut L::State) }
+        }
     }
 }
 
@@ -2670,6 +2671,12 @@ mod tests {
             assert!(reentry::holds(id));
             *guard += 5;
             assert_eq!(*guard, 5);
+        }
+        {
+            // Two shared borrows of one guard at once.
+            let guard = o.synchronize();
+            let (a, b) = (&*guard, &*guard);
+            assert_eq!((*a, *b), (5, 5));
         }
         assert_eq!(word.holders(Ordering::Relaxed) & (LOCK | BIAS | DIRECT), DIRECT, "unlocked, still direct");
         assert!(!reentry::holds(id));
