@@ -758,9 +758,20 @@ impl<S> Deref for Entered<'_, S> {
     type Target = S;
     #[inline(always)]
     fn deref(&self) -> &S {
+        #[cfg(loom)]
         // SAFETY: the guard holds the slot's lock, so no other access to the state is live;
         // `state` is Some until drop.
-        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
+        // A shared borrow through a read access, so that two of them may live at once (one
+        // made from the write access was a unique borrow, which ended the other).
+        #[cfg(not(loom))]
+        {
+            let access = self.slot.state.get();
+            // SAFETY: the guard holds the slot's lock, so no other thread accesses the
+            // state, and `&self` keeps the guard's own mutable borrows from living
+            // meanwhile.
+            unsafe { &*(access.deref() as *const S) }
+        }
     }
 }
 
@@ -875,6 +886,19 @@ mod tests {
     /// `cores` cores of `mode` (per thread: `cores - 1` thread indices and the shared one).
     fn layout(mode: CoreMode, cores: usize) -> Layout {
         Layout::per_cpu().cpus(cores).max_threads((cores - 1).max(1)).with_mode(mode)
+    }
+
+    /// Two shared borrows of one entered slot may live at once (under Miri, a borrow that
+    /// ends the other is undefined behaviour).
+    #[test]
+    fn shared_borrows_of_an_entered_slot_coexist() {
+        for mode in [CoreMode::PerCpu, CoreMode::PerThread] {
+            let pc = PerCore::new(layout(mode, 2), 1, true, |_, _| 7u64);
+            let mut entered = pc.enter(0);
+            *entered += 1;
+            let (a, b) = (&*entered, &*entered);
+            assert_eq!((*a, *b), (8, 8), "{mode:?}");
+        }
     }
 
     #[test]
