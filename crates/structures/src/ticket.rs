@@ -79,9 +79,19 @@ pub struct TicketGuard<'a, T> {
 impl<T> Deref for TicketGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
+        #[cfg(loom)]
         // SAFETY: this guard's ticket is being served, so no other access to the data is
         // live; `data` is Some until drop.
-        unsafe { self.data.as_ref().unwrap_unchecked().deref() }
+        return unsafe { self.data.as_ref().unwrap_unchecked().deref() };
+        // A shared borrow through a read access, so that two of them may live at once (one
+        // made from the write access was a unique borrow, which ended the other).
+        #[cfg(not(loom))]
+        {
+            let access = self.lock.data.get();
+            // SAFETY: this guard's ticket is being served, so no other thread accesses the
+            // data, and `&self` keeps the guard's own mutable borrows from living meanwhile.
+            unsafe { &*(access.deref() as *const T) }
+        }
     }
 }
 
@@ -128,5 +138,16 @@ mod tests {
             }
         });
         assert_eq!(lock.into_inner(), 8_000);
+    }
+
+    /// Two shared borrows of one guard may live at once (under Miri, a borrow that ends the
+    /// other is undefined behaviour).
+    #[test]
+    fn shared_borrows_of_a_guard_coexist() {
+        let lock = TicketLock::new(7u64, "test");
+        let mut g = lock.lock();
+        *g += 1;
+        let (a, b) = (&*g, &*g);
+        assert_eq!((*a, *b), (8, 8));
     }
 }
