@@ -668,6 +668,10 @@ impl<L: LogKind> OpLog<L> {
     /// Applies every logged update and returns a guard giving access to the up-to-date
     /// internal instance, holding the object lock until dropped (000 Figure 6
     /// `Object::synchronize` and `unlock`). Updates from other threads continue meanwhile.
+    /// Where nothing is logged and no core holds a log-cache slot for the object (a direct
+    /// object, say) it costs one compare-and-swap and its guard's drop one store, less than
+    /// a `Mutex`'s lock and unlock: an update and a read of the result under one guard take the lock
+    /// once, where [`OpLog::update`] then [`OpLog::read`] take it twice.
     ///
     /// # Panics
     /// If an operation panics while being applied. The panicking operation is dropped,
