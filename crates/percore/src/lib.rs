@@ -64,7 +64,7 @@ mod threads;
 pub use layout::{CoreMode, DEFAULT_MAX_THREADS, Layout, LayoutError, MAX_CPUS, MAX_THREADS};
 pub use lock::{OwnerLock, SPIN_MODE_ENTRIES, SpinLock, Taken};
 
-use crate::primitive::{AtomicUsize, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
+use crate::primitive::{AtomicUsize, GuardAccess, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
 use crossbeam_utils::CachePadded;
 use smallvec::SmallVec;
 use std::fmt;
@@ -349,7 +349,7 @@ impl<S: Send> PerCore<S> {
             CoreMode::PerCpu => self.enter_cpu(index),
             CoreMode::PerThread => self.enter_thread(index),
         };
-        Entered { slot, taken, core, state: Some(slot.state.get_mut()) }
+        Entered { slot, taken, core, access: GuardAccess::start(&slot.state) }
     }
 
     #[inline(always)]
@@ -720,8 +720,8 @@ pub struct Entered<'a, S> {
     slot: &'a Slot<S>,
     taken: Taken,
     core: usize,
-    /// `Some` until drop; dropped before unlocking so loom sees the access end inside it.
-    state: Option<MutPtr<S>>,
+    /// Ended before unlocking.
+    access: GuardAccess<S>,
 }
 
 impl<S> Entered<'_, S> {
@@ -758,35 +758,24 @@ impl<S> Deref for Entered<'_, S> {
     type Target = S;
     #[inline(always)]
     fn deref(&self) -> &S {
-        #[cfg(loom)]
-        // SAFETY: the guard holds the slot's lock, so no other access to the state is live;
-        // `state` is Some until drop.
-        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
-        // A shared borrow through a read access, so that two of them may live at once (one
-        // made from the write access was a unique borrow, which ended the other).
-        #[cfg(not(loom))]
-        {
-            let access = self.slot.state.get();
-            // SAFETY: the guard holds the slot's lock, so no other thread accesses the
-            // state, and `&self` keeps the guard's own mutable borrows from living
-            // meanwhile.
-            unsafe { &*(access.deref() as *const S) }
-        }
+        // SAFETY: the access started on the slot's state when the slot was entered, and the
+        // guard holds the slot until drop, where the access ends.
+        unsafe { self.access.shared(&self.slot.state) }
     }
 }
 
 impl<S> DerefMut for Entered<'_, S> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut S {
-        // SAFETY: as in `deref`; `&mut self` makes this the only reference.
-        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+        // SAFETY: as in `deref`.
+        unsafe { self.access.exclusive(&self.slot.state) }
     }
 }
 
 impl<S> Drop for Entered<'_, S> {
     #[inline]
     fn drop(&mut self) {
-        self.state = None;
+        self.access.end();
         self.slot.lock.unlock(self.taken);
     }
 }

@@ -12,7 +12,7 @@
 //! user-space waiter may be waiting for a holder that the scheduler preempted, so after
 //! spinning a while it yields the CPU ([`Backoff`]).
 
-use oplog_percore::primitive::{AtomicU64, Backoff, MutPtr, Ordering, UnsafeCell};
+use oplog_percore::primitive::{AtomicU64, Backoff, GuardAccess, Ordering, UnsafeCell};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
@@ -45,7 +45,7 @@ impl<T> TicketLock<T> {
                 backoff.snooze();
             }
         }
-        TicketGuard { lock: self, data: Some(self.data.get_mut()) }
+        TicketGuard { lock: self, data: GuardAccess::start(&self.data) }
     }
 
     /// The value, for the sole owner.
@@ -72,39 +72,29 @@ impl<T> fmt::Debug for TicketLock<T> {
 /// Access to a [`TicketLock`]'s data; releases the lock when dropped.
 pub struct TicketGuard<'a, T> {
     lock: &'a TicketLock<T>,
-    /// `Some` until drop, so the access ends (under loom) before the lock is released.
-    data: Option<MutPtr<T>>,
+    /// Ended before the lock is released.
+    data: GuardAccess<T>,
 }
 
 impl<T> Deref for TicketGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        #[cfg(loom)]
-        // SAFETY: this guard's ticket is being served, so no other access to the data is
-        // live; `data` is Some until drop.
-        return unsafe { self.data.as_ref().unwrap_unchecked().deref() };
-        // A shared borrow through a read access, so that two of them may live at once (one
-        // made from the write access was a unique borrow, which ended the other).
-        #[cfg(not(loom))]
-        {
-            let access = self.lock.data.get();
-            // SAFETY: this guard's ticket is being served, so no other thread accesses the
-            // data, and `&self` keeps the guard's own mutable borrows from living meanwhile.
-            unsafe { &*(access.deref() as *const T) }
-        }
+        // SAFETY: the access started on the lock's data when this guard's ticket was
+        // served, and it ends in drop, before the lock is handed on.
+        unsafe { self.data.shared(&self.lock.data) }
     }
 }
 
 impl<T> DerefMut for TicketGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; `&mut self` makes this the only reference.
-        unsafe { self.data.as_ref().unwrap_unchecked().deref() }
+        // SAFETY: as in `deref`.
+        unsafe { self.data.exclusive(&self.lock.data) }
     }
 }
 
 impl<T> Drop for TicketGuard<'_, T> {
     fn drop(&mut self) {
-        self.data = None;
+        self.data.end();
         // Only the holder writes `serving`: a load and a store hand the lock on.
         let now = self.lock.serving.load(Ordering::Relaxed);
         self.lock.serving.store(now.wrapping_add(1), Ordering::Release);

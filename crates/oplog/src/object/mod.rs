@@ -305,7 +305,7 @@ use crate::log::{CounterLog, DirectLog, LogKind};
 use crate::migration;
 use crate::percore::{CoreMode, Entered, INLINE_SLOTS, Remote};
 use crate::primitive::{
-    AtomicUsize, Backoff, ConstPtr, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
+    AtomicUsize, Backoff, ConstPtr, GuardAccess, Ordering, UnsafeCell, dekker_fence, spin_wait, thread_local_const,
 };
 use crate::reentry;
 use crate::slab::Slab;
@@ -670,8 +670,8 @@ impl<L: LogKind> OpLog<L> {
     /// `Object::synchronize` and `unlock`). Updates from other threads continue meanwhile.
     /// Where nothing is logged and no core holds a log-cache slot for the object (a direct
     /// object, say) it costs one compare-and-swap and its guard's drop one store, less than
-    /// a `Mutex`'s lock and unlock: an update and a read of the result under one guard take the lock
-    /// once, where [`OpLog::update`] then [`OpLog::read`] take it twice.
+    /// a `Mutex`'s lock and unlock: an update and a read of the result under one guard
+    /// take the lock once, where [`OpLog::update`] then [`OpLog::read`] take it twice.
     ///
     /// # Panics
     /// If an operation panics while being applied. The panicking operation is dropped,
@@ -1293,13 +1293,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
         false
     }
 
-    /// Unlocks, leaving the other holder bits as they are. The object lock is held.
-    fn unlock(self) {
-        let word = &self.get().word;
-        let now = word.holders(Ordering::Relaxed);
-        word.unlock(now, now);
-    }
-
     /// Gathers and applies every logged update. The object lock is held.
     /// Returns an estimate of how many operations it gathered (for the adaptive policy).
     fn sync_locked(self) -> Gathered {
@@ -1597,21 +1590,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Nothing logged (module docs, "The object's word"): nothing to apply, and the
         // policy's step and the bias are decided from `seen`. A switch to direct (which
         // gives up slots) takes the general path below.
-        if seen & (LOCK | CORE_BITS | BACKLOG) == 0
-            && let Some(want) = self.read_bits(seen, Gathered::default())
-            && let Some(lock) = FastLock::take(self, seen, 0)
-        {
-            // Again under the lock: the log half changes without it.
-            if quiescent_word(self.get().word.logs(Ordering::SeqCst)) && self.direct().is_empty() {
-                let state = self.get().state.get();
-                // SAFETY: the object lock is held, so no write access to the state is live.
-                let r = f(unsafe { state.deref() });
-                #[allow(clippy::drop_non_drop)]
-                drop(state);
-                lock.release(want | if rebias(seen, 0) { BIAS } else { 0 });
-                return r;
-            }
-            drop(lock);
+        if let Some((want, lock)) = self.lock_quiescent(seen, 0) {
+            let state = self.get().state.get();
+            // SAFETY: the object lock is held, so no write access to the state is live.
+            let r = f(unsafe { state.deref() });
+            #[allow(clippy::drop_non_drop)]
+            drop(state);
+            lock.release(want | if rebias(seen, 0) { BIAS } else { 0 });
+            return r;
         }
         self.read_synced(f, seen)
     }
@@ -1625,21 +1611,31 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// logs arrived before the lock was taken.
     #[inline(always)]
     fn synchronize_quiescent(self, seen: u64) -> Option<(u64, reentry::Holding)> {
+        let (want, lock) = self.lock_quiescent(seen, BIAS)?;
+        Some((want & !BIAS, lock.keep()))
+    }
+
+    /// The lock of an object whose word `seen` shows it free and nothing logged, taken in
+    /// one compare-and-swap from `seen` that also clears the holder bits `clear` ([`BIAS`],
+    /// for a holder that will change the instance: then the concurrent readers are waited
+    /// for, or none), with the holder bits of a read's policy step ([`Obj::read_bits`]);
+    /// the fast paths of [`Obj::read_locked`] and [`OpLog::synchronize`]. `None` where the
+    /// general path is needed: `seen` shows the lock taken or logs, the step switches the
+    /// object to direct (which gives up its slots), or logs arrived before the lock was
+    /// taken (the lock is then dropped: it only unlocks).
+    #[inline(always)]
+    fn lock_quiescent(self, seen: u64, clear: u64) -> Option<(u64, FastLock<'a>)> {
         if seen & (LOCK | CORE_BITS | BACKLOG) != 0 {
             return None;
         }
         let want = self.read_bits(seen, Gathered::default())?;
-        let lock = FastLock::take(self, seen, BIAS)?;
-        if seen & BIAS != 0 {
+        let lock = FastLock::take(self, seen, clear)?;
+        if seen & clear & BIAS != 0 {
             dekker_fence();
             self.wait_for_readers();
         }
-        // Again under the lock: the log half changes without it. (Dropped, the lock only
-        // unlocks, with the bias revoked.)
-        if !quiescent_word(self.get().word.logs(Ordering::SeqCst)) || !self.direct().is_empty() {
-            return None;
-        }
-        Some((want & !BIAS, lock.keep()))
+        // Again under the lock: the log half changes without it.
+        (quiescent_word(self.get().word.logs(Ordering::SeqCst)) && self.direct().is_empty()).then_some((want, lock))
     }
 
     /// [`OpLog::synchronize`] on the general path: takes the lock, synchronizes, observes
@@ -2467,10 +2463,6 @@ impl<'a, L: LogKind> ObjectLock<'a, L> {
 
 impl<L: LogKind> Drop for ObjectLock<'_, L> {
     fn drop(&mut self) {
-        if self.policy.is_none() && !self.count_direct_update && !self.bias {
-            self.obj.unlock();
-            return;
-        }
         // Only a lock holder changes these bits, so the value read here stays theirs until
         // the unlock below.
         let word = &self.obj.get().word;
@@ -2534,10 +2526,8 @@ pub struct Synced<'a, L: LogKind> {
     /// The holder half that the unlock leaves ([`Word::unlock`]'s `want`; the lock bit is
     /// ignored), and in the low half the lock's re-entry record ([`reentry::Holding`]).
     release: u64,
-    /// Under loom, the tracked access to the state: `Some` until drop, dropped before the
-    /// lock so loom sees the access end inside it.
-    #[cfg(loom)]
-    state: Option<crate::primitive::MutPtr<L::State>>,
+    /// Ended before the unlock (zero-sized but under loom).
+    access: GuardAccess<L::State>,
 }
 
 impl<'a, L: LogKind> Synced<'a, L> {
@@ -2548,52 +2538,31 @@ impl<'a, L: LogKind> Synced<'a, L> {
         Synced {
             obj,
             release: (want & !u64::from(u32::MAX)) | holding.into_raw() as u64,
-            #[cfg(loom)]
-            state: Some(obj.get().state.get_mut()),
+            access: GuardAccess::start(&obj.get().state),
         }
     }
 }
 
-// The guard holds the object lock, so no other access to the state is live, and the
-// object outlives `'a`; each reference is derived from the cell afresh, for as long as
-// `self` is borrowed (a shared one through a read access, so that two of them may live at
-// once).
 impl<L: LogKind> Deref for Synced<'_, L> {
     type Target = L::State;
     fn deref(&self) -> &L::State {
-        #[cfg(loom)]
-        // SAFETY: as above; `state` is `Some` until drop.
-        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
-        #[cfg(not(loom))]
-        {
-            let access = self.obj.get().state.get();
-            // SAFETY: as above.
-            unsafe { &*(access.deref() as *const L::State) }
-        }
+        // SAFETY: the access started on the state when the guard was made, with the object
+        // lock held until drop, where the access ends; the object outlives `'a`.
+        unsafe { self.access.shared(&self.obj.get().state) }
     }
 }
 
 impl<L: LogKind> DerefMut for Synced<'_, L> {
     fn deref_mut(&mut self) -> &mut L::State {
-        #[cfg(loom)]
-        // SAFETY: as above; `&mut self` makes this the only reference.
-        return unsafe { self.state.as_ref().unwrap_unchecked().deref() };
-        #[cfg(not(loom))]
-        {
-            let access = self.obj.get().state.get_mut();
-            // SAFETY: as above; `&mut self` makes this the only reference.
-            unsafe { &mut *(access.deref() as *mut L::State) }
-        }
+        // SAFETY: as in `deref`.
+        unsafe { self.access.exclusive(&self.obj.get().state) }
     }
 }
 
 impl<L: LogKind> Drop for Synced<'_, L> {
     #[inline]
     fn drop(&mut self) {
-        #[cfg(loom)]
-        {
-            self.state = None;
-        }
+        self.access.end();
         // The guard never sets the bias: a release store.
         self.obj.get().word.unlock(self.release, self.release);
         drop(reentry::Holding::from_raw(self.release as u32 as usize));
@@ -2755,8 +2724,9 @@ mod tests {
     fn a_brief_wait_takes_a_free_lock_and_never_waits_for_itself() {
         let o = direct_counter();
         assert!(o.obj().lock_briefly(), "a free lock is taken");
-        assert_ne!(o.obj().get().word.holders(Ordering::Relaxed) & LOCK, 0);
-        o.obj().unlock();
+        let word = &o.obj().get().word;
+        assert_ne!(word.holders(Ordering::Relaxed) & LOCK, 0);
+        word.unlock(word.holders(Ordering::Relaxed), word.holders(Ordering::Relaxed));
         {
             let _guard = o.synchronize();
             assert!(!o.obj().lock_briefly(), "the calling thread holds the lock");

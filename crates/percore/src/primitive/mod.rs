@@ -338,6 +338,12 @@ mod cell {
         pub fn into_inner(self) -> T {
             self.cell.into_inner()
         }
+        /// The value's address, with no access recorded (`GuardAccess`, whose guard recorded
+        /// its access when it started).
+        #[inline(always)]
+        pub(super) fn ptr(&self) -> *mut T {
+            self.cell.get()
+        }
     }
 
     impl<T> ConstPtr<T> {
@@ -398,6 +404,85 @@ mod cell {
 }
 
 pub use cell::{ConstPtr, MutPtr, UnsafeCell};
+
+/// The access that a lock's guard keeps to the cell its lock guards, from the acquisition to
+/// the release. Each borrow is made afresh from the cell's address, so that two shared ones
+/// may live at once: made from the write access, each would be a unique borrow that ends
+/// the others (undefined behaviour under Stacked Borrows, which Miri reports). Under loom the guard holds the tracked write access
+/// until [`GuardAccess::end`]; elsewhere it holds nothing (a zero-sized type).
+pub struct GuardAccess<T> {
+    #[cfg(loom)]
+    access: Option<MutPtr<T>>,
+    _cell: std::marker::PhantomData<*mut T>,
+}
+
+impl<T> GuardAccess<T> {
+    /// Starts the write access of a guard that has just taken the lock of `cell` (under
+    /// tracing, one write of the cell is recorded, for the guard's whole span).
+    #[inline(always)]
+    pub fn start(cell: &UnsafeCell<T>) -> Self {
+        // Elsewhere only the tracer's record: each borrow is made from the cell's address.
+        let access = cell.get_mut();
+        #[cfg(not(loom))]
+        let _ = access;
+        Self {
+            #[cfg(loom)]
+            access: Some(access),
+            _cell: std::marker::PhantomData,
+        }
+    }
+
+    /// A shared borrow of the value, for as long as the guard is borrowed.
+    ///
+    /// # Safety
+    /// `cell` is the cell this access started on, the guard holds its lock, and the access
+    /// has not ended.
+    #[inline(always)]
+    pub unsafe fn shared<'a>(&'a self, cell: &'a UnsafeCell<T>) -> &'a T {
+        #[cfg(loom)]
+        {
+            let _ = cell;
+            // SAFETY: the caller guarantees the lock and that `access` (Some until `end`)
+            // is the write access to `cell`; `&self` keeps mutable borrows from living.
+            unsafe { self.access.as_ref().unwrap_unchecked().deref() }
+        }
+        // SAFETY: the caller guarantees the lock, so no other thread accesses the value,
+        // and `&self` keeps the guard's own mutable borrows from living meanwhile.
+        #[cfg(not(loom))]
+        unsafe {
+            &*cell.ptr()
+        }
+    }
+
+    /// A mutable borrow of the value, for as long as the guard is borrowed.
+    ///
+    /// # Safety
+    /// As [`GuardAccess::shared`].
+    #[inline(always)]
+    pub unsafe fn exclusive<'a>(&'a mut self, cell: &'a UnsafeCell<T>) -> &'a mut T {
+        #[cfg(loom)]
+        {
+            let _ = cell;
+            // SAFETY: as in `shared`; `&mut self` makes this the only borrow.
+            unsafe { self.access.as_ref().unwrap_unchecked().deref() }
+        }
+        // SAFETY: as in `shared`; `&mut self` makes this the only borrow.
+        #[cfg(not(loom))]
+        unsafe {
+            &mut *cell.ptr()
+        }
+    }
+
+    /// Ends the access; the guard calls it before it releases the lock, so that loom sees
+    /// the access end inside the lock.
+    #[inline(always)]
+    pub fn end(&mut self) {
+        #[cfg(loom)]
+        {
+            self.access = None;
+        }
+    }
+}
 
 /// A labelled mutex for slow paths (pending buffers, registries). Poisoning is ignored:
 /// the data it guards is kept consistent by the code that holds it, which never runs user
