@@ -104,8 +104,8 @@ fn counter_direct_per_cpu() {
     check(CounterAdapter::new(Config::per_cpu().representation(Representation::Direct), "per-CPU, direct"));
 }
 
-/// Direct updates fold into the counter's direct log while others log in their slots: a
-/// read takes both at one instant.
+/// Direct updates add to the counter's value while others log in their slots: a read
+/// loads the value at the instant it holds the slots.
 #[test]
 fn counter_switching_representation_mid_history() {
     check(SwitchingAdapter(CounterAdapter::new(Config::per_cpu(), "per-CPU")));

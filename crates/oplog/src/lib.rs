@@ -206,9 +206,9 @@
 //! # Memory bound
 //!
 //! * Per object: an 8-byte handle, and in the domain's slab the instance plus an 8-byte
-//!   word (lock and core mask); a [`Counter`] also has an 8-byte direct log (the integer
-//!   its direct updates add to with one atomic instruction), so it is 32 bytes whatever
-//!   the number of cores ([`Domain::object_footprint`]).
+//!   word (lock and core mask); a [`Counter`]'s instance is its 8-byte value (which its
+//!   direct updates add to with one atomic instruction), so it is 24 bytes whatever the
+//!   number of cores ([`Domain::object_footprint`]).
 //! * Per domain, fixed: for each core (CPU, or thread in per-thread domains),
 //!   `cache_slots` slots of 128 bytes ([`Domain::cache_footprint`]).
 //! * Per domain, also: a reader table of one 128-byte line per possible CPU.

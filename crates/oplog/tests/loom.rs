@@ -42,7 +42,7 @@
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
 //! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
-//! | `a_read_takes_the_direct_log_with_the_slots` | lock-free direct counter updates (the direct log) and an update that logs itself in its slot, in that order, racing a read that must take both at one instant |
+//! | `a_read_loads_the_value_with_the_slots` | lock-free direct counter updates (adds to its value, the direct log) and an update that logs itself in its slot, in that order, racing a read that must load the value and take the slot at one instant |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_log_emptied_by_absorption_races_a_read` | an owner whose log local absorption emptied marks its slot emptied (a lazy store) and then publishes its object again, racing a read that may take the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
@@ -483,15 +483,15 @@ fn a_direct_update_leaves_logs_to_the_read() {
     });
 }
 
-/// A read of a direct counter takes its direct log (where lock-free direct updates add)
-/// at the instant it holds the slots that publish the counter: one thread adds 1 (its
+/// A read of a direct counter loads its value (which lock-free direct updates add to) at
+/// the instant it holds the slots that publish the counter: one thread adds 1 (its
 /// sampled update, through the lock), 10 (into the direct log) and 100 (sampled again:
 /// finding the lock taken by the read, it logs itself in CPU 1's slot), in that order,
 /// racing a read, which must see a prefix of them (never the 100 without the 10), at least
 /// those that completed before it began. (Under loom every other update is sampled.)
 #[test]
-fn a_read_takes_the_direct_log_with_the_slots() {
-    loom_model("a_read_takes_the_direct_log_with_the_slots", 3, || {
+fn a_read_loads_the_value_with_the_slots() {
+    loom_model("a_read_loads_the_value_with_the_slots", 3, || {
         let d = pinned_counter_domain(Representation::Direct);
         let c = Arc::new(Counter::with_domain(&d, 0));
         let progress = Arc::new(AtomicU64::new(0));

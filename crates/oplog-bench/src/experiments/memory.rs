@@ -7,8 +7,9 @@
 //! Three layouts of one counter per object are measured:
 //!
 //! - `oplog`: [`oplog::Counter`] (000 Figure 8) in one per-CPU domain made for the run: an
-//!   8-byte handle in the `Vec` plus a 16-byte entry in the domain's object slab and the
-//!   entry's 8-byte companion (the direct log that direct updates add to);
+//!   8-byte handle in the `Vec` plus an 8-byte entry in the domain's object slab (the
+//!   object's word) and the entry's 8-byte companion (the value, which direct updates add
+//!   to);
 //! - `percore`: a heap array of one `AtomicU64` per possible CPU, *unpadded* (8 bytes per
 //!   core, the text's accounting; padding each to a cache line, as a contention-free
 //!   per-core counter would, costs 64 bytes per core: the `at-scale` annex shows both);

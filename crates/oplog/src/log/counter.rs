@@ -3,7 +3,9 @@
 //! `push` folds the operation (a signed delta) into the core's value at once; `gather`
 //! adds the core's value to the batch; `apply` adds the batch to the shared value. Order
 //! does not matter, so the clock is never read, and an object that no core has touched
-//! recently costs only its own value (the log cache holds the per-core values).
+//! recently costs only its own value (the log cache holds the per-core values). The
+//! shared value is the counter's direct log ([`DirectSum`]): direct updates add to it
+//! with one atomic instruction, and so does a lock holder applying a batch.
 
 use super::{DirectLog, LogKind};
 use crate::primitive::{AtomicU64, Ordering};
@@ -53,44 +55,88 @@ impl LogKind for CounterLog {
     }
 }
 
-/// The counter's direct log: one atomic integer that direct updates add their delta to,
-/// one atomic read-modify-write each, like a plain atomic counter; a synchronize takes it
-/// with an exchange (`object` module docs, "Representations").
+/// The counter's direct log, which is its value: one atomic integer that direct updates
+/// add their delta to, one atomic read-modify-write each, like a plain atomic counter, and
+/// that a lock holder adds a gathered batch to the same way (`object` module docs,
+/// "Representations"). The object's entry keeps nothing of the value, so a counter costs
+/// its handle, its lock word and this.
 #[derive(Debug)]
 pub struct DirectSum(AtomicU64);
 
-impl Default for DirectSum {
-    fn default() -> Self {
-        Self(AtomicU64::new(0, "OpLog.direct"))
+impl DirectSum {
+    /// The value now.
+    #[inline(always)]
+    fn load(&self) -> i64 {
+        self.0.load(Ordering::SeqCst) as i64
+    }
+
+    /// Adds `delta`.
+    // Sequentially consistent, as every access of the object's word: a reader or a
+    // synchronize loads the value before it checks the word's log half, and the value's
+    // order among the other updates rests on it. On x86-64 the same instruction as a
+    // relaxed add.
+    #[inline(always)]
+    fn add(&self, delta: i64) {
+        self.0.fetch_add(delta as u64, Ordering::SeqCst);
     }
 }
 
+/// A lease on the counter's value ([`DirectLog::Lease`]): the value loaded (the base) and
+/// what the holder has made of it; [`DirectLog::commit`] adds the difference.
 impl DirectLog<CounterLog> for DirectSum {
     const LOCK_FREE: bool = true;
+    type Stored = ();
+    /// `(base, value)`.
+    type Lease = (i64, i64);
 
-    // Sequentially consistent, as every access of the object's word: a synchronize
-    // takes the sum between taking the cores' slots and checking their mask again, and
-    // the sum's order among the other updates rests on it. On x86-64 the same instruction
-    // as a relaxed add.
+    fn split(state: i64) -> ((), Self) {
+        ((), Self(AtomicU64::new(state as u64, "OpLog.direct")))
+    }
+
+    fn join(&self, (): ()) -> i64 {
+        self.load()
+    }
+
     #[inline(always)]
     fn push(&self, op: i64) -> Result<(), i64> {
-        self.0.fetch_add(op as u64, Ordering::SeqCst);
+        self.add(op);
         Ok(())
     }
 
     #[inline(always)]
-    fn is_empty(&self) -> bool {
-        self.0.load(Ordering::SeqCst) == 0
+    fn lease(&self) -> (i64, i64) {
+        let value = self.load();
+        (value, value)
     }
 
-    fn take(&self) -> i64 {
-        if self.is_empty() { 0 } else { self.0.swap(0, Ordering::SeqCst) as i64 }
+    #[inline(always)]
+    fn view<'s>((): &'s (), lease: &'s (i64, i64)) -> &'s i64 {
+        &lease.1
     }
 
-    fn put_back(&self, log: i64) {
-        if log != 0 {
-            self.0.fetch_add(log as u64, Ordering::SeqCst);
+    #[inline(always)]
+    fn view_mut<'s>((): &'s mut (), lease: &'s mut (i64, i64)) -> &'s mut i64 {
+        &mut lease.1
+    }
+
+    #[inline(always)]
+    fn commit(&self, &(base, value): &(i64, i64)) {
+        if value != base {
+            self.add(value.wrapping_sub(base));
         }
+    }
+
+    fn apply(&self, (): &mut (), lease: &mut (i64, i64), batch: &mut i64) {
+        let delta = std::mem::take(batch);
+        if delta != 0 {
+            self.add(delta);
+            lease.0 = lease.0.wrapping_add(delta);
+            lease.1 = lease.1.wrapping_add(delta);
+        }
+    }
+
+    fn exec(&self, (): &mut (), op: i64) {
+        self.add(op);
     }
 }
 

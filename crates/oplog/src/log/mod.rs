@@ -52,8 +52,10 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// left over from an earlier synchronize in which an operation panicked.
     type Batch: Default + Send;
 
-    /// The direct representation's shared log ([`DirectLog`]): `()` for kinds whose
-    /// direct updates take the object lock (every kind but a folded one like the counter).
+    /// The direct representation's shared log, and where the instance lives
+    /// ([`DirectLog`]): `()` for kinds whose instance is in the object's entry and whose
+    /// direct updates take the object lock (every kind but a folded one like the counter,
+    /// whose value is its direct log).
     type Direct: DirectLog<Self>;
 
     /// Whether pushes need a timestamp. When false OpLog never reads the clock for this
@@ -126,36 +128,80 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     }
 }
 
-/// The log of the direct representation for kinds whose direct updates need no lock: one
-/// value that the direct updates of every core fold into with one atomic read-modify-write
-/// (the counter's sum), gathered by the next synchronize at the instant it
-/// holds the cores' slots, as if it were one more core's log (`object` module docs,
-/// "Representations"). `()` is the kind without one: its direct updates take the object
-/// lock and apply in place.
+/// The direct representation's log, and where the instance lives. `()`, the kind without
+/// one: the instance is in the object's slab entry, and direct updates take the object lock
+/// and apply in place ([`LogKind::exec`]). A *lock-free* direct log (the counter's sum,
+/// [`CounterLog`]) holds the instance itself, one value that direct updates fold into with
+/// one atomic read-modify-write each, without the lock, and that applying a batch folds
+/// into the same way; the entry then keeps nothing of it ([`DirectLog::Stored`] is `()`),
+/// and readers and lock holders work on a *lease*: the value loaded at one instant (by a
+/// synchronize, at the instant it holds the slots that publish the object; with nothing
+/// logged, before it checks that once more), plus what the holder applied or changed
+/// (`object` module docs, "Representations").
 ///
 /// A kind with a lock-free direct log must have [`LogKind::APPLY_ALONE`]: its direct
 /// updates run while the lock's holder applies other logs.
-pub trait DirectLog<L: LogKind>: Default + Send + Sync {
+pub trait DirectLog<L: LogKind>: Send + Sync + Sized {
     /// Whether direct updates push here ([`DirectLog::push`]) instead of taking the lock.
     const LOCK_FREE: bool;
 
-    /// Folds `op` in, or gives it back (`Err`) if this kind has no direct log.
+    /// What the object's slab entry keeps of the instance: the instance itself, or `()`
+    /// where this log holds it.
+    type Stored: Send;
+
+    /// A reader's or lock holder's copy of the instance, where this log holds it (`()`
+    /// where the entry does): see [`DirectLog::lease`].
+    type Lease: Default;
+
+    /// Splits a new object's instance into what its entry keeps and this log.
+    fn split(state: L::State) -> (Self::Stored, Self);
+
+    /// Joins them back into the instance ([`DirectLog::split`]'s inverse). Called once
+    /// everything is applied and no update can run (the object's last handle is being
+    /// consumed).
+    fn join(&self, stored: Self::Stored) -> L::State;
+
+    /// Folds `op` in, or gives it back (`Err`) if this kind has no lock-free direct log.
     fn push(&self, op: L::Op) -> Result<(), L::Op>;
 
-    /// Whether it holds nothing to apply.
-    fn is_empty(&self) -> bool;
+    /// The instance as it is now, for a read or a lock holder: one load where this log
+    /// holds it, nothing otherwise.
+    fn lease(&self) -> Self::Lease;
 
-    /// Takes what it holds as one log, leaving it empty, in one atomic step.
-    fn take(&self) -> L::Log;
+    /// The instance that `lease` (with the entry's part `stored`) shows.
+    fn view<'s>(stored: &'s Self::Stored, lease: &'s Self::Lease) -> &'s L::State;
 
-    /// Folds `log`, taken by [`DirectLog::take`], back in (a synchronize that must start
-    /// over gives it back, so that what it takes is taken at one instant).
-    fn put_back(&self, log: L::Log);
+    /// [`DirectLog::view`], for a lock holder that may change the instance: the change
+    /// takes effect with [`DirectLog::commit`].
+    fn view_mut<'s>(stored: &'s mut Self::Stored, lease: &'s mut Self::Lease) -> &'s mut L::State;
+
+    /// Makes what a lock holder changed through [`DirectLog::view_mut`] part of the
+    /// instance (where this log holds it: the change, added to what direct updates added
+    /// meanwhile). The object lock is held.
+    fn commit(&self, lease: &Self::Lease);
+
+    /// Applies `batch` ([`LogKind::apply`]'s contract), and to `lease` too. The object
+    /// lock is held and concurrent readers are excluded.
+    fn apply(&self, stored: &mut Self::Stored, lease: &mut Self::Lease, batch: &mut L::Batch);
+
+    /// Applies one operation at once ([`LogKind::exec`]). The object lock is held and
+    /// concurrent readers are excluded.
+    fn exec(&self, stored: &mut Self::Stored, op: L::Op);
 }
 
-/// No direct log: direct updates take the object lock.
+/// No direct log: the instance is in the entry, and direct updates take the object lock.
 impl<L: LogKind> DirectLog<L> for () {
     const LOCK_FREE: bool = false;
+    type Stored = L::State;
+    type Lease = ();
+
+    fn split(state: L::State) -> (L::State, ()) {
+        (state, ())
+    }
+
+    fn join(&self, stored: L::State) -> L::State {
+        stored
+    }
 
     #[inline(always)]
     fn push(&self, op: L::Op) -> Result<(), L::Op> {
@@ -163,16 +209,29 @@ impl<L: LogKind> DirectLog<L> for () {
     }
 
     #[inline(always)]
-    fn is_empty(&self) -> bool {
-        true
+    fn lease(&self) {}
+
+    #[inline(always)]
+    fn view<'s>(stored: &'s L::State, _: &'s ()) -> &'s L::State {
+        stored
     }
 
-    fn take(&self) -> L::Log {
-        L::Log::default()
+    #[inline(always)]
+    fn view_mut<'s>(stored: &'s mut L::State, _: &'s mut ()) -> &'s mut L::State {
+        stored
     }
 
-    fn put_back(&self, log: L::Log) {
-        debug_assert!(L::is_empty(&log), "nothing was taken");
+    #[inline(always)]
+    fn commit(&self, _: &()) {}
+
+    #[inline(always)]
+    fn apply(&self, stored: &mut L::State, _: &mut (), batch: &mut L::Batch) {
+        L::apply(stored, batch);
+    }
+
+    #[inline(always)]
+    fn exec(&self, stored: &mut L::State, op: L::Op) {
+        L::exec(stored, op);
     }
 }
 

@@ -268,7 +268,7 @@ impl<L: LogKind> Eviction<L> {
         // the guard below unlocks it.
         let victim = Obj::<L> { ptr: self.victim, _life: PhantomData };
         let mut lock = ObjectLock::held(victim);
-        victim.apply_locked(self.batch);
+        victim.apply_locked(self.batch, &mut Lease::<L>::default());
         match self.why {
             Why::Evicted { thrashing } => victim.observe_evictions(&mut lock, thrashing, THRASH_WEIGHT),
             Why::OwnFullLog { core, absorbed } if victim.domain().representation == Representation::Adaptive => {

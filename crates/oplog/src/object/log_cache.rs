@@ -153,14 +153,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
 }
 
 /// The slots of one object that hold its logs (or, for drop, every slot of its mask),
-/// locked at one instant, and its direct log ([`DirectLog`]), taken at that instant.
+/// locked at one instant, and the lease on its instance ([`DirectLog::lease`]), taken at
+/// that instant.
 pub(super) struct HeldSlots<'a, L: LogKind> {
     /// Mask bits read when the slots were chosen.
     pub(super) bits: u64,
     /// `None` when no slot had to be taken (nothing logged: no barrier, no remote line).
     pub(super) slots: Option<Remote<'a, SlotData<L>>>,
-    /// What the direct log held (empty for kinds without one).
-    pub(super) direct: L::Log,
+    /// The instance where the direct log holds it (zero-sized for kinds without one).
+    pub(super) lease: Lease<L>,
     /// Whether a core of the mask showed the object's log [`emptied`] by local absorption
     /// (such a slot is not taken: nothing is logged there).
     pub(super) emptied: bool,
@@ -168,12 +169,12 @@ pub(super) struct HeldSlots<'a, L: LogKind> {
 
 impl<'a, L: LogKind> HeldSlots<'a, L> {
     /// Locks the slots of the cores in the object's mask that publish the object (every
-    /// core of the mask with `all`), takes the direct log, then checks that no other core
-    /// of the mask started publishing it meanwhile; if one did, gives the direct log back,
-    /// releases everything and starts over (ascending lock order cannot be kept by adding
-    /// it). The direct log is taken between the two: an update logged in a slot that
-    /// completed before a direct update this takes has its core in the mask by then, and a
-    /// direct update that completed before an update in a held slot started is in it.
+    /// core of the mask with `all`), takes the lease on the instance, then checks that no
+    /// other core of the mask started publishing it meanwhile; if one did, releases
+    /// everything and starts over (ascending lock order cannot be kept by adding it). The
+    /// lease is taken between the two: an update logged in a slot that completed before a
+    /// direct update the lease includes has its core in the mask by then, and a direct
+    /// update that completed before an update in a held slot started is in the lease.
     pub(super) fn lock(obj: Obj<'a, L>, all: bool) -> Self {
         let d = obj.domain();
         let index = obj.slot_index(d.slot_mask);
@@ -194,7 +195,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
                 })
                 .collect();
             let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
-            let direct = obj.direct().take();
+            let lease = obj.direct().lease();
             let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
             // A core allocated meanwhile may share a bit with one already visited.
             let stable = d.slots.cores_in_use() == n
@@ -204,9 +205,8 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
                     cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(d.slots.published(c, index)))
                 };
             if stable {
-                return HeldSlots { bits, slots, direct, emptied: emptied_here };
+                return HeldSlots { bits, slots, lease, emptied: emptied_here };
             }
-            obj.direct().put_back(direct);
             drop(slots);
         }
     }

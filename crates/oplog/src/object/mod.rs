@@ -152,21 +152,31 @@
 //! every CPU (`oplog-bench objects`, 1,024 counters, 16 threads: 9.3M updates/s against
 //! 129M for one `AtomicU64` each; 108M since).
 //!
-//! A kind may also have a *direct log* ([`DirectLog`]; the counter's is one integer): then
-//! a direct update takes no lock at all, but adds its delta to the direct log with one
-//! atomic instruction, like a plain atomic counter, and a synchronize takes the direct
-//! log as one more core's log, with an exchange, at the instant it holds the slots that
-//! publish the object (between locking them and checking the mask again,
-//! `HeldSlots::lock`): an update logged in a slot that completed before a direct update
-//! it takes has set its core's bit by then, and a direct update that completed before an
-//! update in a held slot started is in it. The direct log is the slab entry's companion
-//! (`crate::slab`), not part of the entry: the entry's word, which every direct update
-//! loads, then stays read-only in each updating core's cache, and an update moves one
-//! line between cores, where a word and a value on one line took two transfers (a load,
-//! then the read-modify-write). With 65,536 counters and two threads each incrementing a
-//! random one (2-core host, 2026-11-27, `objects`' probe), direct updates went from 102M
-//! per second (under the lock) to 233M with the direct log inside the entry and 356M as
-//! its companion, against 439M for one `AtomicU64` each; it costs 8 bytes per counter.
+//! A kind may also have a lock-free *direct log* ([`DirectLog`]), which then holds the
+//! instance: the counter's is its value, one integer. A direct update takes no lock at
+//! all, but adds its delta to the value with one atomic instruction, like a plain atomic
+//! counter, and a lock holder applies a gathered batch the same way, one more add. A read
+//! works on a *lease* ([`DirectLog::lease`]): the value loaded at the instant the
+//! synchronize holds the slots that publish the object (between locking them and checking
+//! the mask again, `HeldSlots::lock`), plus what it gathered; or, with nothing logged, the
+//! value loaded before the word's log half is checked once more (under the lock on its
+//! fast path, after the announcement on the concurrent path). An update logged in a slot
+//! that completed before a direct update the load includes has set its core's bit by
+//! then, so the check sees it (or the held slots hold it), and a direct update that
+//! completed before an update in a held slot started is in the load. A [`Synced`] guard
+//! shows its lease, and the holder's change is added, at the unlock, to what direct
+//! updates added meanwhile. Reads never write the value, so a read of a counter that
+//! others update directly takes the concurrent path (a load) where the bias allows.
+//! The value is the slab entry's companion (`crate::slab`), and the entry keeps only the
+//! word: the word, which every direct update loads, then stays read-only in each updating
+//! core's cache, and an update moves one line between cores, where a word and a value on
+//! one line took two transfers (a load, then the read-modify-write). With 65,536 counters
+//! and two threads each incrementing a random one (2-core host, 2026-11-27, `objects`'
+//! probe), direct updates went from 102M per second (under the lock) to 233M with a direct
+//! log inside the entry and 356M as its companion, against 439M for one `AtomicU64` each.
+//! A counter costs its 8-byte handle, its 8-byte word and its 8-byte value: 24 bytes,
+//! where a value in the entry beside the word and a separate direct log of deltas that
+//! the next synchronize took with an exchange cost 32.
 //! Such updates write nothing the adaptive policy sees, so one in [`SAMPLE_EVERY`] (64)
 //! per thread shows it the rest: a sampled direct update takes the lock and leaves its
 //! thread's tag, as every direct update of other kinds does (each change of updater
@@ -520,8 +530,17 @@ pub(crate) struct Object<L: LogKind> {
     /// [`LOCK`], [`DIRECT`], [`BIAS`], the policy's score, the core mask and [`BACKLOG`]
     /// (module docs, "The object's word").
     word: Word,
-    state: UnsafeCell<L::State>,
+    /// The instance, or, where the direct log holds it (the counter), nothing
+    /// ([`DirectLog::Stored`]).
+    state: UnsafeCell<Stored<L>>,
 }
+
+/// What an object's entry keeps of its instance ([`DirectLog::Stored`]).
+type Stored<L> = <<L as LogKind>::Direct as DirectLog<L>>::Stored;
+
+/// A reader's or lock holder's copy of an instance that the direct log holds
+/// ([`DirectLog::Lease`]; zero-sized for every kind but the counter).
+type Lease<L> = <<L as LogKind>::Direct as DirectLog<L>>::Lease;
 
 /// An object's word sits alone on its cache line, apart from its state and from other
 /// objects, where the state is a line or more and the kind's logs are applied operation by
@@ -533,7 +552,7 @@ pub(crate) struct Object<L: LogKind> {
 /// updating its own object of a 24-byte state, direct, 2-core host, 2026-11-29, 114M
 /// updates/s with one of the two beside the header, 320M without).
 impl<L: LogKind> crate::slab::Entry for Object<L> {
-    const HEAD: usize = if <L::Direct as DirectLog<L>>::LOCK_FREE || std::mem::size_of::<L::State>() < APART_STATE {
+    const HEAD: usize = if <L::Direct as DirectLog<L>>::LOCK_FREE || std::mem::size_of::<Stored<L>>() < APART_STATE {
         0
     } else {
         std::mem::offset_of!(Object<L>, state)
@@ -544,8 +563,9 @@ impl<L: LogKind> crate::slab::Entry for Object<L> {
 /// The size of state from which an object's word sits apart ([`crate::slab::Entry`]).
 const APART_STATE: usize = 64;
 
-/// The slab of a domain's objects: each entry's companion is its direct log ([`DirectLog`];
-/// zero-sized for kinds without one), kept apart from the entry (`crate::slab`).
+/// The slab of a domain's objects: each entry's companion is its direct log ([`DirectLog`]:
+/// the counter's value; zero-sized for kinds without one), kept apart from the entry
+/// (`crate::slab`).
 pub(crate) type ObjectSlab<L> = Slab<Object<L>, <L as LogKind>::Direct>;
 
 /// A reference to an [`Object`] that keeps the provenance of its whole slab
@@ -599,8 +619,12 @@ impl<L: LogKind> OpLog<L> {
                 "a lock-free direct log needs APPLY_ALONE"
             )
         };
-        let object =
-            domain.slab.alloc(Object { word: Word::new(word), state: UnsafeCell::new(state, "OpLog.state") }, owner);
+        let (stored, direct) = L::Direct::split(state);
+        let object = domain.slab.alloc(
+            Object { word: Word::new(word), state: UnsafeCell::new(stored, "OpLog.state") },
+            direct,
+            owner,
+        );
         OpLog { object }
     }
 
@@ -682,7 +706,7 @@ impl<L: LogKind> OpLog<L> {
         // Sequentially consistent, as `read`'s load (the fast path may revoke the bias).
         let seen = obj.get().word.load(Ordering::SeqCst);
         match obj.synchronize_quiescent(seen) {
-            Some((want, holding)) => Synced::new(obj, want, holding),
+            Some((want, holding, lease)) => Synced::new(obj, want, holding, lease),
             None => obj.synchronize_locked(),
         }
     }
@@ -732,14 +756,15 @@ impl<L: LogKind> OpLog<L> {
         // SAFETY: the object holds one strong count of its domain, taken in `with_domain`
         // with `Arc::into_raw`; this takes it back, once.
         let domain = unsafe { Arc::from_raw(obj.domain_ptr()) };
-        debug_assert!(obj.direct().is_empty(), "the retired object's direct log was gathered");
         // SAFETY: the object is retired (no slot names it, so no evictor can reach it) and
         // this handle is its only owner, which the caller gives up: read the object out
         // once and give the entry back to the slab it came from.
         let Object { word: _, state } = unsafe { self.object.as_ptr().read() };
+        // Before the entry's companion goes with it.
+        let state = obj.direct().join(state.into_inner());
         // SAFETY: as above; the value was just moved out.
         unsafe { domain.slab.free(self.object) };
-        (state.into_inner(), panic)
+        (state, panic)
     }
 }
 
@@ -1174,7 +1199,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // Otherwise, full logs handed off by one core's owner, which local absorption did
             // not shrink, and no other core's: a flush from one core (an object updated by
             // one thread goes direct whatever its kind).
-            let gathered = self.sync_locked();
+            let (gathered, _) = self.sync_locked();
             if gathered.thrashing() {
                 self.observe_evictions(&mut lock, true, TO_DIRECT);
             } else {
@@ -1191,7 +1216,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// is kept). The object lock is held.
     fn apply_backlog_alone(self) {
         if let Some((batch, _)) = self.take_backlog() {
-            self.apply_locked(batch);
+            self.apply_locked(batch, &mut Lease::<L>::default());
         }
     }
 
@@ -1294,23 +1319,29 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Gathers and applies every logged update. The object lock is held.
-    /// Returns an estimate of how many operations it gathered (for the adaptive policy).
-    fn sync_locked(self) -> Gathered {
+    /// Returns an estimate of how many operations it gathered (for the adaptive policy),
+    /// and the lease on the instance that holds them all (for a read: module docs,
+    /// "Representations").
+    fn sync_locked(self) -> (Gathered, Lease<L>) {
         // A direct object gives up the slots it still holds (logs of updates that found the
         // lock taken, or, for kinds whose logs may be applied alone, slots kept at the
         // switch), even empty ones, so that its core mask empties and its next reads and
         // updates visit no slot.
         let word = self.get().word.load(Ordering::Relaxed);
         let direct = word & DIRECT != 0;
-        if !(direct && word & CORE_BITS != 0) && self.quiescent() {
-            return Gathered::default();
+        if !(direct && word & CORE_BITS != 0) {
+            // Before the check.
+            let lease = self.direct().lease();
+            if self.quiescent() {
+                return (Gathered::default(), lease);
+            }
         }
         // Before the gather: a concurrent reader must not find the logs gone before their
         // operations are applied.
         self.exclude_readers();
-        let (batch, gathered) = self.gather(direct, true);
-        self.apply_locked(batch);
-        gathered
+        let (batch, gathered, mut lease) = self.gather(direct, true);
+        self.apply_locked(batch, &mut lease);
+        (gathered, lease)
     }
 
     /// An update in the direct representation: applied in place under the object lock,
@@ -1412,7 +1443,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // SAFETY: the object lock is held and no reader is on the concurrent path (the bias
         // is clear, only a lock holder sets it, and the readers that entered while it was
         // set have left), so this is the only access.
-        L::exec(unsafe { state.deref() }, op);
+        self.direct().exec(unsafe { state.deref() }, op);
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
@@ -1554,7 +1585,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             match catch_unwind(AssertUnwindSafe(|| self.sync_locked())) {
                 // Updates that found the lock taken logged themselves: they weigh as
                 // updates of another thread (the policy's score).
-                Ok(gathered) => lock.logged_updates = gathered.ops as u64,
+                Ok((gathered, _)) => lock.logged_updates = gathered.ops as u64,
                 Err(p) => {
                     // Another operation panicked; the ones after it wait in the backlog, so
                     // this update is logged behind them (kept, in order) before the panic
@@ -1576,7 +1607,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let state = self.get().state.get_mut();
         // SAFETY: the object lock is held and readers excluded, so this is the only access
         // to the state.
-        L::exec(unsafe { state.deref() }, op);
+        self.direct().exec(unsafe { state.deref() }, op);
     }
 
     /// A read through the object lock: synchronizes, runs `f`, and lets the following
@@ -1590,10 +1621,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Nothing logged (module docs, "The object's word"): nothing to apply, and the
         // policy's step and the bias are decided from `seen`. A switch to direct (which
         // gives up slots) takes the general path below.
-        if let Some((want, lock)) = self.lock_quiescent(seen, 0) {
+        if let Some((want, lock, lease)) = self.lock_quiescent(seen, 0) {
             let state = self.get().state.get();
             // SAFETY: the object lock is held, so no write access to the state is live.
-            let r = f(unsafe { state.deref() });
+            let r = f(L::Direct::view(unsafe { state.deref() }, &lease));
             #[allow(clippy::drop_non_drop)]
             drop(state);
             lock.release(want | if rebias(seen, 0) { BIAS } else { 0 });
@@ -1605,14 +1636,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// [`OpLog::synchronize`] of an object whose word `seen` shows its lock free and
     /// nothing logged, as [`Obj::read_locked`] reads one: the lock's compare-and-swap,
     /// which also revokes the read bias (the guard gives mutable access), and no gather.
-    /// Returns what the guard's unlock leaves (the policy's step at a read) and the lock's
-    /// re-entry record; `None` where the general path is needed: `seen` shows the lock
-    /// taken or logs, the step switches the object to direct (which gives up its slots), or
-    /// logs arrived before the lock was taken.
+    /// Returns what the guard's unlock leaves (the policy's step at a read), the lock's
+    /// re-entry record and the lease on the instance; `None` where the general path is
+    /// needed: `seen` shows the lock taken or logs, the step switches the object to direct
+    /// (which gives up its slots), or logs arrived before the lock was taken.
     #[inline(always)]
-    fn synchronize_quiescent(self, seen: u64) -> Option<(u64, reentry::Holding)> {
-        let (want, lock) = self.lock_quiescent(seen, BIAS)?;
-        Some((want & !BIAS, lock.keep()))
+    fn synchronize_quiescent(self, seen: u64) -> Option<(u64, reentry::Holding, Lease<L>)> {
+        let (want, lock, lease) = self.lock_quiescent(seen, BIAS)?;
+        Some((want & !BIAS, lock.keep(), lease))
     }
 
     /// The lock of an object whose word `seen` shows it free and nothing logged, taken in
@@ -1622,9 +1653,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// the fast paths of [`Obj::read_locked`] and [`OpLog::synchronize`]. `None` where the
     /// general path is needed: `seen` shows the lock taken or logs, the step switches the
     /// object to direct (which gives up its slots), or logs arrived before the lock was
-    /// taken (the lock is then dropped: it only unlocks).
+    /// taken (the lock is then dropped: it only unlocks). The lease on the instance is
+    /// taken before that last check (module docs, "Representations").
     #[inline(always)]
-    fn lock_quiescent(self, seen: u64, clear: u64) -> Option<(u64, FastLock<'a>)> {
+    fn lock_quiescent(self, seen: u64, clear: u64) -> Option<(u64, FastLock<'a>, Lease<L>)> {
         if seen & (LOCK | CORE_BITS | BACKLOG) != 0 {
             return None;
         }
@@ -1634,8 +1666,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
             dekker_fence();
             self.wait_for_readers();
         }
+        let lease = self.direct().lease();
         // Again under the lock: the log half changes without it.
-        (quiescent_word(self.get().word.logs(Ordering::SeqCst)) && self.direct().is_empty()).then_some((want, lock))
+        quiescent_word(self.get().word.logs(Ordering::SeqCst)).then_some((want, lock, lease))
     }
 
     /// [`OpLog::synchronize`] on the general path: takes the lock, synchronizes, observes
@@ -1644,11 +1677,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn synchronize_locked(self) -> Synced<'a, L> {
         let mut lock = self.lock("read or synchronize");
-        let gathered = self.sync_locked();
+        let (gathered, lease) = self.sync_locked();
         self.observe_read(&mut lock, gathered);
         self.exclude_readers();
         let (want, holding) = lock.keep();
-        Synced::new(self, want, holding)
+        Synced::new(self, want, holding, lease)
     }
 
     /// [`Obj::read_locked`] when something may be logged, the lock was taken, or the
@@ -1660,12 +1693,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
             // SAFETY: `enter_reader` validated the entry.
             Err(reader) => return unsafe { reader.read(f) },
         };
-        let gathered = self.sync_locked();
+        let (gathered, lease) = self.sync_locked();
         let before = self.get().word.holders(Ordering::Relaxed);
         self.observe_read(&mut lock, gathered);
         let state = self.get().state.get();
         // SAFETY: the object lock is held, so no write access to the state is live.
-        let r = f(unsafe { state.deref() });
+        let r = f(L::Direct::view(unsafe { state.deref() }, &lease));
         // Under loom the pointer tracks the access until it is dropped.
         #[allow(clippy::drop_non_drop)]
         drop(state);
@@ -1718,10 +1751,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
             return Err(seen);
         }
-        let mut reader = Reader { cell, state: None, _holding: reentry::Holding::scoped_reading(id) };
+        let mut reader =
+            Reader { cell, state: None, lease: Default::default(), _holding: reentry::Holding::scoped_reading(id) };
         // After announcing the reader: a writer either sees the announcement (and waits)
         // or cleared the bias before this load (`exclude_readers`).
         dekker_fence();
+        // Before the word's log half is checked (module docs, "Representations").
+        reader.lease = self.direct().lease();
         let seen = word.load(Ordering::SeqCst);
         if seen & BIAS == 0 || !self.quiescent_from(seen) {
             return Err(seen);
@@ -1919,13 +1955,13 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // Before the gather, as in `sync_locked`: a concurrent reader must not find the
         // logs gone before their operations are applied.
         self.exclude_readers();
-        let (batch, _) = self.gather(true, false);
-        self.apply_locked(batch);
+        let (batch, _, mut lease) = self.gather(true, false);
+        self.apply_locked(batch, &mut lease);
     }
 
-    /// Applies `batch` to the instance. The object lock is held. If an operation panics,
-    /// the ones not yet run are kept for the next synchronize.
-    fn apply_locked(self, mut batch: L::Batch) {
+    /// Applies `batch` to the instance, and to `lease`. The object lock is held. If an
+    /// operation panics, the ones not yet run are kept for the next synchronize.
+    fn apply_locked(self, mut batch: L::Batch, lease: &mut Lease<L>) {
         if L::batch_len(&batch) == 0 {
             return;
         }
@@ -1948,7 +1984,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let keep = Keep { obj: self, batch: &mut batch };
         let state = self.get().state.get_mut();
         // SAFETY: the object lock is held, so this is the only access to the state.
-        L::apply(unsafe { state.deref() }, keep.batch);
+        self.direct().apply(unsafe { state.deref() }, lease, keep.batch);
         if !L::APPLY_ALONE && L::applied_without_global_absorption(keep.batch) {
             self.domain().learn_no_global_absorption();
         }
@@ -1961,22 +1997,20 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// in spin mode: a synchronize that had to take slots will likely come back, and later
     /// ones then need no barrier (owners take the slots' spin locks until they have entered
     /// them `SPIN_MODE_ENTRIES` times without one; `percore::OwnerLock`).
-    fn gather(self, release: bool, spin_mode: bool) -> (L::Batch, Gathered) {
+    fn gather(self, release: bool, spin_mode: bool) -> (L::Batch, Gathered, Lease<L>) {
         let d = self.domain();
         let mut held = HeldSlots::lock(self, release);
         // Logs that local absorption emptied, whose slots were not taken.
         let emptied_logs = held.emptied;
+        let lease = std::mem::take(&mut held.lease);
         // Handed-off logs are full; evicted ones are counted as full too.
         let (mut batch, from_backlog) = self.take_backlog().unwrap_or_default();
-        if <L::Direct as DirectLog<L>>::LOCK_FREE {
-            // Not counted for the policy: it holds direct updates, which count themselves.
-            L::gather(&mut batch, 0, &mut held.direct);
-        }
         let Gathered { backlog_logs, backlog_ops, backlog_pushes, cores: mut core_mask, .. } = from_backlog;
         let mut ops = backlog_logs * d.max_log_len;
         let Some(slots) = held.slots.as_mut() else {
             let absorbed = from_backlog.absorbed || emptied_logs;
-            return (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes });
+            let gathered = Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes };
+            return (batch, gathered, lease);
         };
         let (before, mut pushed) = (L::batch_len(&batch), 0);
         if spin_mode {
@@ -2017,7 +2051,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // 0 when they cancel, which may also empty what the backlog held.)
         let kept = backlog_ops + L::batch_len(&batch).saturating_sub(before);
         let absorbed = absorbed(kept, backlog_pushes + pushed) || emptied_logs;
-        (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes })
+        (batch, Gathered { ops, absorbed, cores: core_mask, backlog_logs, backlog_ops, backlog_pushes }, lease)
     }
 
     /// Whether nothing is logged for this object: no slot publishes it and it has no
@@ -2029,11 +2063,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// [`Obj::quiescent`] from a value of the word just loaded: its log half shows nothing,
-    /// or no slot of its mask publishes the object and it has no backlog; and the direct
-    /// log ([`DirectLog`]) is empty.
+    /// or no slot of its mask publishes the object and it has no backlog.
     #[inline(always)]
     fn quiescent_from(self, word: u64) -> bool {
-        (quiescent_word(word) || self.quiescent_slots()) && self.direct().is_empty()
+        quiescent_word(word) || self.quiescent_slots()
     }
 
     /// [`Obj::quiescent`] for a word whose core mask is not empty: no slot of the mask
@@ -2063,13 +2096,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// only remaining owner.
     fn retire(self) -> Option<Box<dyn Any + Send>> {
         self.exclude_readers();
-        let (mut batch, _) = self.gather(true, false);
+        let (mut batch, _, mut lease) = self.gather(true, false);
         let state = self.get().state.get_mut();
         let mut first = None;
         while L::batch_len(&batch) > 0 {
             let before = L::batch_len(&batch);
-            // SAFETY: the object lock is held and the caller is the last handle.
-            let r = catch_unwind(AssertUnwindSafe(|| L::apply(unsafe { state.deref() }, &mut batch)));
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: the object lock is held and the caller is the last handle.
+                let stored = unsafe { state.deref() };
+                self.direct().apply(stored, &mut lease, &mut batch);
+            }));
             if let Err(p) = r {
                 if L::batch_len(&batch) >= before {
                     // The kind's merge or absorption hook panicked before running anything:
@@ -2477,7 +2513,9 @@ struct Reader<'a, L: LogKind> {
     cell: &'a AtomicUsize,
     /// `Some` from validation until drop; dropped before the cell is cleared so loom sees
     /// the access end inside the entry.
-    state: Option<ConstPtr<L::State>>,
+    state: Option<ConstPtr<Stored<L>>>,
+    /// Taken before validation ([`DirectLog::lease`]).
+    lease: Lease<L>,
     _holding: reentry::Holding,
 }
 
@@ -2489,7 +2527,7 @@ impl<L: LogKind> Reader<'_, L> {
     unsafe fn state(&self) -> &L::State {
         // SAFETY: `state` is Some until drop; a validated entry excludes every write
         // access (module docs, "Concurrent reads").
-        unsafe { self.state.as_ref().unwrap_unchecked().deref() }
+        L::Direct::view(unsafe { self.state.as_ref().unwrap_unchecked().deref() }, &self.lease)
     }
 
     /// Runs `f` on the instance, then leaves the reader table.
@@ -2527,18 +2565,23 @@ pub struct Synced<'a, L: LogKind> {
     /// ignored), and in the low half the lock's re-entry record ([`reentry::Holding`]).
     release: u64,
     /// Ended before the unlock (zero-sized but under loom).
-    access: GuardAccess<L::State>,
+    access: GuardAccess<Stored<L>>,
+    /// Committed before the unlock (zero-sized but for the counter, whose guard is then
+    /// four words: [`DirectLog::Lease`]).
+    lease: Lease<L>,
 }
 
 impl<'a, L: LogKind> Synced<'a, L> {
     /// The guard of `obj`'s lock, which this thread holds with the re-entry record
-    /// `holding`, and whose unlock leaves the holder bits of `want`.
+    /// `holding`, whose unlock leaves the holder bits of `want`, on the instance that
+    /// `lease` shows.
     #[inline(always)]
-    fn new(obj: Obj<'a, L>, want: u64, holding: reentry::Holding) -> Self {
+    fn new(obj: Obj<'a, L>, want: u64, holding: reentry::Holding, lease: Lease<L>) -> Self {
         Synced {
             obj,
             release: (want & !u64::from(u32::MAX)) | holding.into_raw() as u64,
             access: GuardAccess::start(&obj.get().state),
+            lease,
         }
     }
 }
@@ -2548,14 +2591,14 @@ impl<L: LogKind> Deref for Synced<'_, L> {
     fn deref(&self) -> &L::State {
         // SAFETY: the access started on the state when the guard was made, with the object
         // lock held until drop, where the access ends; the object outlives `'a`.
-        unsafe { self.access.shared(&self.obj.get().state) }
+        L::Direct::view(unsafe { self.access.shared(&self.obj.get().state) }, &self.lease)
     }
 }
 
 impl<L: LogKind> DerefMut for Synced<'_, L> {
     fn deref_mut(&mut self) -> &mut L::State {
         // SAFETY: as in `deref`.
-        unsafe { self.access.exclusive(&self.obj.get().state) }
+        L::Direct::view_mut(unsafe { self.access.exclusive(&self.obj.get().state) }, &mut self.lease)
     }
 }
 
@@ -2563,6 +2606,7 @@ impl<L: LogKind> Drop for Synced<'_, L> {
     #[inline]
     fn drop(&mut self) {
         self.access.end();
+        self.obj.direct().commit(&self.lease);
         // The guard never sets the bias: a release store.
         self.obj.get().word.unlock(self.release, self.release);
         drop(reentry::Holding::from_raw(self.release as u32 as usize));
@@ -2628,12 +2672,13 @@ mod tests {
     }
 
     /// A synchronize of an object with nothing logged takes the lock as a read through it
-    /// does, in one compare-and-swap that revokes the read bias, and its guard (two words)
-    /// unlocks leaving the read's step of the policy and drops the lock's re-entry record;
-    /// with something logged, the general path applies it first.
+    /// does, in one compare-and-swap that revokes the read bias, and its guard (two words,
+    /// and a counter's lease) unlocks leaving the read's step of the policy and drops the
+    /// lock's re-entry record; with something logged, the general path applies it first.
     #[test]
     fn a_guard_of_a_quiescent_object_takes_the_lock_as_a_read_does() {
-        assert_eq!(std::mem::size_of::<Synced<'_, CounterLog>>(), 16);
+        assert_eq!(std::mem::size_of::<Synced<'_, crate::Unordered<AddAlone>>>(), 16);
+        assert_eq!(std::mem::size_of::<Synced<'_, CounterLog>>(), 32);
         let o = direct_counter();
         let (word, id) = (&o.obj().get().word, o.obj().id() as usize);
         assert_eq!(o.read(|v| *v), 0);
@@ -2654,6 +2699,16 @@ mod tests {
         assert_eq!(word.holders(Ordering::Relaxed) & (LOCK | BIAS | DIRECT), DIRECT, "unlocked, still direct");
         assert!(!reentry::holds(id));
         assert_eq!(o.read(|v| *v), 5);
+        {
+            // The counter's value is its direct log: a direct update under the guard adds
+            // to it at once, and the guard's change is added to that at the unlock.
+            let mut guard = o.synchronize();
+            o.update(100);
+            assert_eq!(*guard, 5, "the guard shows the value it locked");
+            *guard *= 2;
+        }
+        assert_eq!(o.read(|v| *v), 110);
+        assert_eq!(o.synchronize().lease, (110, 110));
 
         let d = Domain::new(Config::per_thread().max_threads(2).representation(Representation::Logged)).unwrap();
         let o = OpLog::<CounterLog>::with_domain(&d, 0);
