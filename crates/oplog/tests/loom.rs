@@ -42,7 +42,7 @@
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
 //! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
-//! | `a_read_loads_the_value_with_the_slots` | lock-free direct counter updates (adds to its value, the direct log) and an update that logs itself in its slot, in that order, racing a read that must load the value and take the slot at one instant |
+//! | `a_read_loads_the_value_with_the_slots` | lock-free direct counter updates (adds to its value, the direct log) and updates that log themselves in their slot, before and after, racing a read that must load the value and take the slot at one instant, or load it before it checks for logs |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_log_emptied_by_absorption_races_a_read` | an owner whose log local absorption emptied marks its slot emptied (a lazy store) and then publishes its object again, racing a read that may take the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
@@ -484,11 +484,14 @@ fn a_direct_update_leaves_logs_to_the_read() {
 }
 
 /// A read of a direct counter loads its value (which lock-free direct updates add to) at
-/// the instant it holds the slots that publish the counter: one thread adds 1 (its
-/// sampled update, through the lock), 10 (into the direct log) and 100 (sampled again:
-/// finding the lock taken by the read, it logs itself in CPU 1's slot), in that order,
-/// racing a read, which must see a prefix of them (never the 100 without the 10), at least
-/// those that completed before it began. (Under loom every other update is sampled.)
+/// the instant it holds the slots that publish the counter, or, with nothing logged,
+/// before it checks that once more: one thread adds 1 (its sampled update, through the
+/// lock, or, finding the lock taken by the read, logged in CPU 1's slot), 10 (into the
+/// value) and 100 (sampled again, through the lock or logged), in that order, racing a
+/// read, which must see a prefix of them (never the 100 without the 10, nor the 10
+/// without the 1), at least those that completed before it began. (Under loom every
+/// other update is sampled, and an update that finds the lock taken logs itself at once.)
+/// Loading the value after the check, on the lock's fast path, fails here.
 #[test]
 fn a_read_loads_the_value_with_the_slots() {
     loom_model("a_read_loads_the_value_with_the_slots", 3, || {

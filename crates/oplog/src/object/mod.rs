@@ -511,8 +511,12 @@ const OVERFULL_RETRY: usize = 8;
 /// How long a direct update waits for a taken lock before it logs itself instead
 /// ([`Obj::lock_briefly`]): polls of the lock, with exponential backoff between them
 /// ([`spin_wait`]: 1 + 2 + … + 32 = 63 spin-loop hints, about as many as a `std` mutex
-/// spins before it sleeps; one poll under loom, whose models explore every step of a spin).
-const BRIEF_WAIT_STEPS: u32 = if cfg!(loom) { 1 } else { 6 };
+/// spins before it sleeps). No hint follows the last poll: the update then logs itself at
+/// once. One poll under loom, whose models explore every step of a spin: an update that
+/// finds the lock taken logs itself without yielding to the holder first (a spin-loop
+/// hint is a yield there, after which the holder always finished), so that models reach
+/// an update logged while the lock is held.
+const BRIEF_WAIT_STEPS: u32 = if cfg!(loom) { 1 } else { 7 };
 
 /// A shared object of sequential type `L::State` whose updates are logged per core and
 /// applied when it is read (000 §4–6). See the [crate docs](crate) for what reads observe.
@@ -1564,6 +1568,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
         let word = &self.get().word;
         for step in 0..BRIEF_WAIT_STEPS {
+            if step > 0 {
+                spin_wait(step - 1);
+            }
             let now = word.holders(Ordering::Relaxed);
             if now & DIRECT == 0 {
                 return false;
@@ -1571,7 +1578,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
             if now & LOCK == 0 && self.try_lock_seen(now) {
                 return true;
             }
-            spin_wait(step);
         }
         false
     }
