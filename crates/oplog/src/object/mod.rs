@@ -176,7 +176,14 @@
 //! log inside the entry and 356M as its companion, against 439M for one `AtomicU64` each.
 //! A counter costs its 8-byte handle, its 8-byte word and its 8-byte value: 24 bytes,
 //! where a value in the entry beside the word and a separate direct log of deltas that
-//! the next synchronize took with an exchange cost 32.
+//! the next synchronize took with an exchange cost 32. Eight words now share a line
+//! where four did, and a word that a sampled direct update or a miss writes takes twice
+//! as many neighbours from the other core: two threads each incrementing a random one of
+//! 1,024 counters ran 2–4 % slower (2-core AMD EPYC host, 2026-11-29, alternated runs),
+//! 12 % in the host's slow state (a 370 ns line round trip: 90M updates/s against 103M;
+//! the same entries padded to 16 bytes, 102M). A reader of a counter that another thread
+//! increments gained more: 36–39M reads/s against 7–12M, and the increments 60M/s
+//! against 46–48M (one thread each, adaptive, fast state).
 //! Such updates write nothing the adaptive policy sees, so one in [`SAMPLE_EVERY`] (64)
 //! per thread shows it the rest: a sampled direct update takes the lock and leaves its
 //! thread's tag, as every direct update of other kinds does (each change of updater
