@@ -81,12 +81,11 @@ impl DirectSum {
     }
 }
 
-/// A lease on the counter's value ([`DirectLog::Lease`]): the value loaded (the base) and
-/// what the holder has made of it; [`DirectLog::commit`] adds the difference.
 impl DirectLog<CounterLog> for DirectSum {
     const LOCK_FREE: bool = true;
     type Stored = ();
-    /// `(base, value)`.
+    /// `(base, value)`: the value loaded, and what the holder has made of it;
+    /// [`DirectLog::commit`] adds the difference.
     type Lease = (i64, i64);
 
     fn split(state: i64) -> ((), Self) {

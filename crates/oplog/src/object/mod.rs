@@ -1450,14 +1450,10 @@ impl<'a, L: LogKind> Obj<'a, L> {
             drop(lock);
             return Err(op);
         }
-        let state = self.get().state.get_mut();
         // SAFETY: the object lock is held and no reader is on the concurrent path (the bias
         // is clear, only a lock holder sets it, and the readers that entered while it was
         // set have left), so this is the only access.
-        self.direct().exec(unsafe { state.deref() }, op);
-        // Under loom the pointer tracks the access until it is dropped.
-        #[allow(clippy::drop_non_drop)]
-        drop(state);
+        unsafe { self.exec_in_place(op) };
         // The sampled updates leave their thread's tag and count a change of updater
         // (module docs, "Representations"), after the lock's compare-and-swap, where a
         // mispredicted branch on the tag does not delay the lock ([`count_direct_update`]).
@@ -1617,10 +1613,39 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// held, and what must come before `op` was applied.
     fn exec_locked(self, op: L::Op) {
         self.exclude_readers();
-        let state = self.get().state.get_mut();
         // SAFETY: the object lock is held and readers excluded, so this is the only access
         // to the state.
+        unsafe { self.exec_in_place(op) };
+    }
+
+    /// Applies `op` to the instance at once ([`DirectLog::exec`]).
+    ///
+    /// # Safety
+    /// The object lock is held and no reader is on the concurrent path: this is the only
+    /// access to the state.
+    #[inline(always)]
+    unsafe fn exec_in_place(self, op: L::Op) {
+        let state = self.get().state.get_mut();
+        // SAFETY: the caller's guarantee.
         self.direct().exec(unsafe { state.deref() }, op);
+        // Under loom the pointer tracks the access until it is dropped.
+        #[allow(clippy::drop_non_drop)]
+        drop(state);
+    }
+
+    /// Runs `f` on the instance that `lease` shows ([`DirectLog::view`]).
+    ///
+    /// # Safety
+    /// The object lock is held, so no write access to the state is live.
+    #[inline(always)]
+    unsafe fn view_locked<R>(self, lease: &Lease<L>, f: impl FnOnce(&L::State) -> R) -> R {
+        let state = self.get().state.get();
+        // SAFETY: the caller's guarantee.
+        let r = f(L::Direct::view(unsafe { state.deref() }, lease));
+        // Under loom the pointer tracks the access until it is dropped.
+        #[allow(clippy::drop_non_drop)]
+        drop(state);
+        r
     }
 
     /// A read through the object lock: synchronizes, runs `f`, and lets the following
@@ -1635,11 +1660,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // policy's step and the bias are decided from `seen`. A switch to direct (which
         // gives up slots) takes the general path below.
         if let Some((want, lock, lease)) = self.lock_quiescent(seen, 0) {
-            let state = self.get().state.get();
-            // SAFETY: the object lock is held, so no write access to the state is live.
-            let r = f(L::Direct::view(unsafe { state.deref() }, &lease));
-            #[allow(clippy::drop_non_drop)]
-            drop(state);
+            // SAFETY: the object lock is held.
+            let r = unsafe { self.view_locked(&lease, f) };
             lock.release(want | if rebias(seen, 0) { BIAS } else { 0 });
             return r;
         }
@@ -1709,12 +1731,8 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let (gathered, lease) = self.sync_locked();
         let before = self.get().word.holders(Ordering::Relaxed);
         self.observe_read(&mut lock, gathered);
-        let state = self.get().state.get();
-        // SAFETY: the object lock is held, so no write access to the state is live.
-        let r = f(L::Direct::view(unsafe { state.deref() }, &lease));
-        // Under loom the pointer tracks the access until it is dropped.
-        #[allow(clippy::drop_non_drop)]
-        drop(state);
+        // SAFETY: the object lock is held.
+        let r = unsafe { self.view_locked(&lease, f) };
         // Set with the unlock, in the same instruction.
         lock.bias = rebias(before, gathered.ops);
         drop(lock);

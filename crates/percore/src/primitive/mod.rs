@@ -408,8 +408,9 @@ pub use cell::{ConstPtr, MutPtr, UnsafeCell};
 /// The access that a lock's guard keeps to the cell its lock guards, from the acquisition to
 /// the release. Each borrow is made afresh from the cell's address, so that two shared ones
 /// may live at once: made from the write access, each would be a unique borrow that ends
-/// the others (undefined behaviour under Stacked Borrows, which Miri reports). Under loom the guard holds the tracked write access
-/// until [`GuardAccess::end`]; elsewhere it holds nothing (a zero-sized type).
+/// the others (undefined behaviour under Stacked Borrows, which Miri reports). Under loom
+/// the guard holds the tracked write access until [`GuardAccess::end`]; elsewhere it holds
+/// nothing (a zero-sized type).
 pub struct GuardAccess<T> {
     #[cfg(loom)]
     access: Option<MutPtr<T>>,
