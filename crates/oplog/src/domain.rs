@@ -39,14 +39,15 @@ pub enum Representation {
 
 /// Default log-length limit: 001 ch. 7 ("a maximum length of 128 entries").
 pub const DEFAULT_MAX_LOG_LEN: usize = 128;
-/// Default number of slots in each core's log cache.
+/// Default number of slots in each core's log cache, for kinds that do not set their own
+/// ([`LogKind::CACHE_SLOTS`]: a counter's is 1,024).
 pub const DEFAULT_CACHE_SLOTS: usize = 256;
 
 const MAX_CACHE_SLOTS: usize = 1 << 20;
 /// The most a domain's log caches may hold when it is built: 1 GiB (per-CPU domains
 /// allocate every CPU's cache then; per-thread domains one cache, each further thread's on
 /// its first update). Far above any sensible configuration (the default is 256 slots of
-/// 128 bytes per core: 32 KiB), and low enough that a product of in-range settings (65,536
+/// 128 bytes per core, 32 KiB; a counter's 1,024, 128 KiB), and low enough that a product of in-range settings (65,536
 /// CPUs × 2²⁰ slots) is refused with an error instead of aborting the process on
 /// allocation, or taking seconds to zero gigabytes it will not use.
 pub const MAX_CACHE_BYTES: usize = 1 << 30;
@@ -56,7 +57,8 @@ pub const MAX_CACHE_BYTES: usize = 1 << 30;
 #[derive(Clone)]
 pub struct Config {
     layout: Layout,
-    cache_slots: usize,
+    /// `None`: the kind's [`LogKind::CACHE_SLOTS`].
+    cache_slots: Option<usize>,
     max_log_len: usize,
     clock: Option<Arc<dyn Clock>>,
     rseq: bool,
@@ -83,7 +85,7 @@ impl Config {
     pub fn per_cpu() -> Self {
         Self {
             layout: Layout::per_cpu(),
-            cache_slots: DEFAULT_CACHE_SLOTS,
+            cache_slots: None,
             max_log_len: DEFAULT_MAX_LOG_LEN,
             clock: None,
             rseq: true,
@@ -97,11 +99,12 @@ impl Config {
         Self { layout: Layout::per_thread(), ..Self::per_cpu() }
     }
 
-    /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default 256). The
-    /// caches a domain allocates up front (every CPU's, or one for per-thread domains) may
+    /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default: the kind's
+    /// [`LogKind::CACHE_SLOTS`], 256 for kinds that log operations and 1,024 for the
+    /// counter, whose log is one integer). The caches a domain allocates up front (every CPU's, or one for per-thread domains) may
     /// hold at most [`MAX_CACHE_BYTES`] ([`ConfigError::CacheTooLarge`]).
     pub fn cache_slots(mut self, n: usize) -> Self {
-        self.cache_slots = n;
+        self.cache_slots = Some(n);
         self
     }
 
@@ -284,6 +287,7 @@ impl<L: LogKind> Domain<L> {
     /// configuration is malformed.
     pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
         let Config { layout, cache_slots, max_log_len, clock, rseq, representation, commit_wait } = config;
+        let cache_slots = cache_slots.unwrap_or(L::CACHE_SLOTS);
         if !cache_slots.is_power_of_two() || cache_slots > MAX_CACHE_SLOTS {
             return Err(ConfigError::CacheSlots(cache_slots));
         }
@@ -456,6 +460,23 @@ mod tests {
         assert!(!d.commit_wait());
         let t = Domain::<CounterLog>::new(Config::per_thread().max_threads(2)).unwrap();
         assert_eq!((t.mode(), t.cores()), (CoreMode::PerThread, 3));
+    }
+
+    /// A domain whose configuration leaves the cache's size unset takes its kind's: 1,024
+    /// slots for a counter, 256 for a kind that logs operations; a size set wins.
+    #[test]
+    fn the_cache_size_is_the_kinds_unless_set() {
+        struct Add(u64);
+        impl crate::Update for Add {
+            type Target = u64;
+            fn exec(self, v: &mut u64) {
+                *v += self.0;
+            }
+        }
+        let config = Config::per_thread().max_threads(1);
+        assert_eq!(Domain::<CounterLog>::new(config.clone()).unwrap().cache_slots(), 1024);
+        assert_eq!(Domain::<crate::Unordered<Add>>::new(config.clone()).unwrap().cache_slots(), DEFAULT_CACHE_SLOTS);
+        assert_eq!(Domain::<CounterLog>::new(config.cache_slots(64)).unwrap().cache_slots(), 64);
     }
 
     #[test]

@@ -58,14 +58,19 @@
 //! ([`Representation::Logged`] for update-heavy objects read rarely,
 //! [`Representation::Direct`] for read-heavy ones).
 //!
-//! **Many hot objects: the log cache.** Each core keeps `cache_slots` logs (default
-//! [`DEFAULT_CACHE_SLOTS`], 256) for all the objects of a domain, 128 bytes per slot: 32 KiB
-//! per core by default. An object updated on a core where its log is not cached takes a
-//! slot and evicts another object's log (a miss). Pinned to the logged representation, one
+//! **Many hot objects: the log cache.** Each core keeps `cache_slots` logs for all the
+//! objects of a domain, 128 bytes per slot: by default ([`LogKind::CACHE_SLOTS`]) 256 slots,
+//! 32 KiB per core ([`DEFAULT_CACHE_SLOTS`]), and 1,024 for counters, whose logs are one
+//! integer each (128 KiB per core). An object updated on a core where its log is not
+//! cached takes a slot and evicts another object's log (a miss). Objects take slots in the
+//! order of their entries in the domain's slab, so a domain with no more objects than slots
+//! has nearly every object in a slot of its own. Pinned to the logged representation, one
 //! thread updating N counters uniformly hits in about `cache_slots / N` of its updates
-//! (measured, 2,000,000 updates, [`Domain::cache_stats`]): 256 slots give 1.0 at N = 256,
-//! 0.25 at 1,024, 0.06 at 4,096, 0.004 at 65,536; 4,096 slots (512 KiB per core) give 0.5 at
-//! 4,096 (objects from different slab chunks collide in the direct-mapped cache). In the
+//! (measured, 2,000,000 updates on one CPU, from installs, [`Domain::cache_stats`]): 256
+//! slots give 1.0 at N = 256, 0.25 at 1,024, 0.06 at 4,096, 0.004 at 65,536; 1,024 slots
+//! 0.99 at 1,024 and 0.25 at 4,096; 4,096 slots (512 KiB per core) 0.99 at 4,096 (the
+//! misses left are those of the slab's last chunk, whose few objects are spread over its
+//! range). In the
 //! default adaptive representation an object whose logs keep being evicted before they
 //! take 8 operations switches to direct (updates in place under its lock), so misses stop
 //! (an object of a user type touched for the first time costs about 100 ns per update

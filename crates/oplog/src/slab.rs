@@ -6,7 +6,8 @@
 //! domain's slab.
 //!
 //! Entries are packed in chunks of at least 16 KiB, each aligned to its own size and
-//! starting with a header naming the slab's owner (the domain). An entry finds its owner by
+//! starting with a header naming the slab's owner (the domain) and the number of the
+//! chunk's first entry ([`Slab::index_of`]). An entry finds its owner by
 //! masking its address, so objects do not store a pointer to their domain: a counter costs
 //! its 8-byte handle plus an 8-byte entry (its lock word) and an 8-byte companion (its
 //! value, below), with no per-object allocator header. Freed entries are reused; chunks live
@@ -58,12 +59,13 @@
 //!
 //! Within a block, each entry's place in its group is the exclusive-or of `r`'s bits taken
 //! `log2(PER_GROUP)` at a time, which keeps entries made together apart in the log cache
-//! too (`object`'s slot index is the entry's address over its size, modulo the cache's
-//! slots, a power of two): any run of `2^s` entries made from a multiple of `2^s` on in a
+//! too (`object`'s slot index is the entry's number in the slab, [`Slab::index_of`]: chunk
+//! after chunk, each entry by its place in its chunk, modulo the cache's slots, a power of
+//! two): any run of `2^s` entries made from a multiple of `2^s` on in a
 //! block lands on `2^s` different slot indices, so a block of 256 counters fills a cache of
 //! 256 slots, and 8 counters made in a row one of 8.
 //!
-//! Packed entries whose size is a power of two up to a line (a counter's 16 bytes, an
+//! Packed entries whose size is a power of two up to a line (a 16-byte entry, an
 //! object with a 24-byte state's 32) start at a multiple of their size, so none straddles
 //! two lines: one that did took two lines from the other core whenever another thread had
 //! updated it or a neighbour (two threads each updating a random one of 256 or 1,024 such
@@ -101,6 +103,10 @@ const LINE: usize = 64;
 #[repr(C)]
 struct Header {
     owner: *const (),
+    /// What [`Slab::index_of`] adds to an entry's offset in the chunk over the stride: the
+    /// chunk's number times [`Slab::PER_CHUNK`], less the offset of the first entry over
+    /// the stride (wrapping), so that the slab's entries are numbered densely from 0.
+    first: usize,
 }
 
 /// How a slab places its entries (module docs).
@@ -318,6 +324,25 @@ impl<T: Entry, C> Slab<T, C> {
         unsafe { (*header).owner }
     }
 
+    /// The number of `entry` in the slab: chunk `k`'s entries are numbered from
+    /// `k × PER_CHUNK`, each by its position in the chunk (not by the order it was handed
+    /// out in), so that `n` entries made in a row take numbers within `n` plus a chunk's
+    /// worth of each other whatever addresses their chunks got. A log cache indexed by it
+    /// modulo its size (`object`'s slot index) maps entries of different chunks to
+    /// different slots wherever the slab's entries number no more than its slots, where
+    /// indexing by address over size mapped every chunk onto the same slots (chunks are
+    /// aligned to their size, a multiple of the cache's span for small entries).
+    ///
+    /// # Safety
+    /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).
+    #[inline(always)]
+    pub(crate) unsafe fn index_of(entry: *const T) -> usize {
+        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
+        // SAFETY: as `owner_of`: the chunk's header, written before any entry was handed out.
+        let first = unsafe { (*header).first };
+        first.wrapping_add((entry.addr() & (Self::CHUNK_BYTES - 1)) / Self::STRIDE)
+    }
+
     /// Gives an entry back for reuse.
     ///
     /// # Safety
@@ -361,8 +386,11 @@ impl<T: Entry, C> Slab<T, C> {
                         // SAFETY: the layout has a non-zero size.
                         let raw = unsafe { alloc(layout) };
                         let Some(chunk) = NonNull::new(raw.cast::<Header>()) else { handle_alloc_error(layout) };
+                        // Entry `i` of the chunk lies at FIRST + i × STRIDE: its offset over the
+                        // stride is i + FIRST / STRIDE (rounded down), whatever `i`.
+                        let first = (s.chunks.len() * Self::PER_CHUNK).wrapping_sub(Self::FIRST / Self::STRIDE);
                         // SAFETY: the chunk is freshly allocated, aligned for `Header`.
-                        unsafe { chunk.as_ptr().write(Header { owner }) };
+                        unsafe { chunk.as_ptr().write(Header { owner, first }) };
                         s.chunks.push(chunk);
                         s.used = 0;
                     }
@@ -463,6 +491,32 @@ mod tests {
             // SAFETY: each entry is freed once and not used again.
             unsafe { slab.free(p) };
         }
+    }
+
+    /// Each chunk's entries take the numbers after the previous chunk's, one per entry, in
+    /// packed and apart layouts alike.
+    #[test]
+    fn entries_are_numbered_densely_chunk_after_chunk() {
+        fn numbers<T: Entry>(make: impl Fn(usize) -> T) {
+            let slab = Slab::<T>::new();
+            let n = 3 * Slab::<T>::PER_CHUNK;
+            let ptrs: Vec<_> = (0..n).map(|i| slab.alloc(make(i), (), std::ptr::null())).collect();
+            // SAFETY: every entry came from `alloc` and is live.
+            let mut numbers: Vec<usize> = ptrs.iter().map(|p| unsafe { Slab::<T>::index_of(p.as_ptr()) }).collect();
+            for (chunk, numbers) in numbers.chunks(Slab::<T>::PER_CHUNK).enumerate() {
+                let first = chunk * Slab::<T>::PER_CHUNK;
+                assert!(numbers.iter().all(|&x| (first..first + Slab::<T>::PER_CHUNK).contains(&x)), "chunk {chunk}");
+            }
+            numbers.sort_unstable();
+            assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+            for p in ptrs {
+                // SAFETY: each entry is freed once and not used again.
+                unsafe { slab.free(p) };
+            }
+        }
+        numbers(|i| [i as u64; 1]);
+        numbers(|i| [i as u64; 3]);
+        numbers(|i| Apart { word: i as u64, state: [0; 13] });
     }
 
     #[test]

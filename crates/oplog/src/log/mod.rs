@@ -73,6 +73,13 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// `add` from another core). Queue kinds take [`Update::APPLY_ALONE`].
     const APPLY_ALONE: bool = false;
 
+    /// Slots in each core's log cache of a domain whose [`Config`](crate::Config) does not
+    /// set [`Config::cache_slots`](crate::Config::cache_slots): a power of two. Default
+    /// [`DEFAULT_CACHE_SLOTS`](crate::DEFAULT_CACHE_SLOTS) (256). Each slot costs 128 bytes
+    /// per core, and keeps its log's storage: a kind whose log grows with its operations
+    /// holds up to a full log per slot that objects update.
+    const CACHE_SLOTS: usize = crate::DEFAULT_CACHE_SLOTS;
+
     /// Whether the [`LogKind::apply`] of `batch` that just returned showed that this kind's
     /// logs may be applied alone after all, though [`LogKind::APPLY_ALONE`] is false: it
     /// ran no global absorption (an [`Unordered`] kind, whose operations commute, with the

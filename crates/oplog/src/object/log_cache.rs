@@ -3,11 +3,13 @@
 //! Each core (a CPU, or a thread in per-thread domains) has a direct-mapped table of
 //! `cache_slots` slots shared by every object of one domain: the domain's
 //! [`PerCore`](crate::percore::PerCore) of [`SlotData`]. An object maps to one slot index
-//! ([`Obj::slot_index`]: consecutive slab entries take consecutive slots, no hashing); only
+//! ([`Obj::slot_index`]: its entry's number in the domain's slab, so consecutive entries
+//! take consecutive slots, no hashing, whichever chunks hold them); only
 //! the object currently *owning* that slot on a core has a log on that core. A rarely
 //! updated object therefore costs nothing beyond its own instance, while hot objects keep
 //! their logs (000 §4.2 "Allocating logs"). 128 bytes per slot, 32 KiB per core at the
-//! default 256 slots ([`crate::DEFAULT_CACHE_SLOTS`]).
+//! default 256 slots ([`crate::DEFAULT_CACHE_SLOTS`]), 128 KiB at a counter's 1,024
+//! ([`LogKind::CACHE_SLOTS`]). (001 §8.3 limits its log cache to 4,096 entries per core.)
 //!
 //! An update whose object does not own its slot on the calling core (a *miss*) takes the
 //! slot ([`Obj::install`]): it evicts the owner's log first ([`super::eviction`]), names
@@ -106,11 +108,17 @@ unsafe impl Fold for SlotData<CounterLog> {
 }
 
 impl<'a, L: LogKind> Obj<'a, L> {
-    /// This object's slot index in a cache of `mask + 1` slots: consecutive slab entries
-    /// land in consecutive slots (a direct-mapped cache's best case), no hashing.
+    /// This object's slot index in a cache of `mask + 1` slots: its entry's number in the
+    /// domain's slab ([`crate::slab::Slab::index_of`]), modulo the slots. Consecutive
+    /// entries land in consecutive slots (a direct-mapped cache's best case), and a domain
+    /// with no more objects than slots has no two in one slot, whichever chunks hold them.
     #[inline(always)]
-    pub(super) fn slot_index(self, mask: usize) -> usize {
-        (self.id() as usize / std::mem::size_of::<Object<L>>()) & mask
+    pub(super) fn slot_index(self) -> usize {
+        let d = self.domain();
+        // SAFETY: `Domain::new` makes the mask the slots per core less one.
+        unsafe { std::hint::assert_unchecked(d.slot_mask < d.slots.slots_per_core()) };
+        // SAFETY: the object's entry came from its domain's slab and lives while `self` does.
+        unsafe { ObjectSlab::<L>::index_of(self.ptr.as_ptr()) & d.slot_mask }
     }
 
     /// Makes this object the owner of the locked slot of `core` (see the module docs, steps
@@ -177,7 +185,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
     /// update that completed before an update in a held slot started is in the lease.
     pub(super) fn lock(obj: Obj<'a, L>, all: bool) -> Self {
         let d = obj.domain();
-        let index = obj.slot_index(d.slot_mask);
+        let index = obj.slot_index();
         let id = obj.id() as usize;
         let mark = emptied(obj.id());
         // From the word a core's slot published: whether to take that slot.

@@ -802,7 +802,7 @@ impl OpLog<CounterLog> {
         if seen & DIRECT != 0 {
             obj.update_direct(delta, seen);
         } else {
-            match d.slots.fold(obj.slot_index(d.slot_mask), obj.id() as usize, delta) {
+            match d.slots.fold(obj.slot_index(), obj.id() as usize, delta) {
                 Some(pushes) if pushes % SAMPLE_EVERY == LOGGED_SAMPLE => self.observe_sampled_fold(),
                 Some(_) => {}
                 None => self.add_declined(delta),
@@ -820,7 +820,7 @@ impl OpLog<CounterLog> {
         let obj = self.obj();
         let d = obj.domain();
         if d.representation == Representation::Adaptive && d.solo.unmeasured() {
-            let (index, key) = (obj.slot_index(d.slot_mask), obj.id() as usize);
+            let (index, key) = (obj.slot_index(), obj.id() as usize);
             d.solo.measure(|| d.slots.fold(index, key, 0).is_some());
         }
         obj.observe_sampled_update();
@@ -955,7 +955,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(always)]
     fn append_logged(self, op: L::Op) {
         let d = self.domain();
-        let mut guard = d.slots.enter(self.slot_index(d.slot_mask));
+        let mut guard = d.slots.enter(self.slot_index());
         // The published word names the slot's owner (`SlotData::owner`). An owner that
         // stopped publishing (a synchronize took its log, or absorption emptied it) publishes
         // again before the push.
@@ -970,8 +970,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let stamp = self.stamp(&mut guard, core);
         guard.pushes = guard.pushes.wrapping_add(1);
         let sampled = <L::Direct as DirectLog<L>>::LOCK_FREE && guard.pushes % SAMPLE_EVERY == LOGGED_SAMPLE;
+        let max = d.max_log_len;
         let len = L::push(&mut guard.log, op, stamp);
-        let full = self.full_len(len, core);
+        let full = self.full_len(len, max, core);
         if full != 0 {
             return self.finish_append(guard, core, stamp, full, None, None);
         }
@@ -993,7 +994,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn append_slow(self, mut guard: Entered<'a, SlotData<L>>, mut op: L::Op) {
         let d = self.domain();
-        let index = self.slot_index(d.slot_mask);
+        let index = self.slot_index();
         let mut check_backlog = true;
         let mut may_spare = true;
         // A panic of another operation while this update applied the object's backlog:
@@ -1030,7 +1031,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 guard.publish(self.id() as usize);
             }
             guard.pushes = guard.pushes.wrapping_add(1);
-            let full = self.full_len(L::push(&mut guard.log, op, stamp), core);
+            let full = self.full_len(L::push(&mut guard.log, op, stamp), d.max_log_len, core);
             return self.finish_append(guard, core, stamp, full, eviction, deferred);
         }
     }
@@ -1044,8 +1045,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// else. (A log that folds its operations into a fixed-size value, whose push returns
     /// 0, is never due: the test then folds away at compile time.)
     #[inline(always)]
-    fn full_len(self, len: usize, core: usize) -> usize {
-        let max = self.domain().max_log_len;
+    fn full_len(self, len: usize, max: usize, core: usize) -> usize {
         let due = len != 0
             && len >= max
             && (!self.applies_alone()
@@ -1517,7 +1517,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         // (`spares_the_slot`), it may go back to logged whoever holds its slot.
         if !(outgrown && L::APPLY_ALONE)
             && let Some(core) = d.slots.caller_core()
-            && holds_a_log(d.slots.published(core, self.slot_index(d.slot_mask)), self.id())
+            && holds_a_log(d.slots.published(core, self.slot_index()), self.id())
         {
             return want | DIRECT;
         }
@@ -2117,7 +2117,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn no_slot_publishes(self, bits: u64) -> bool {
         let d = self.domain();
-        let index = self.slot_index(d.slot_mask);
+        let index = self.slot_index();
         let id = self.id() as usize;
         cores_of(bits, d.slots.cores_in_use()).all(|c| d.slots.published(c, index) != id)
     }
@@ -2764,7 +2764,7 @@ mod tests {
     fn a_log_emptied_by_absorption_is_not_taken_and_reads_go_concurrent() {
         let d = Domain::new(Config::per_thread().max_threads(2)).unwrap();
         let o = OpLog::<crate::Unordered<Pair>>::with_domain(&d, 0);
-        let (id, index) = (o.obj().id(), o.obj().slot_index(d.slot_mask));
+        let (id, index) = (o.obj().id(), o.obj().slot_index());
         let published = || d.slots.published(d.slots.caller_core().unwrap(), index);
         for round in 1..=20 {
             o.update(Pair::Map);
@@ -3009,6 +3009,29 @@ mod tests {
         assert_ne!(stamp_of(word), 0, "with its stamp");
     }
 
+    /// Objects number their slots densely across the slab's chunks: the objects of the
+    /// chunks a domain filled take different slots while they number no more than the slots
+    /// (by address, chunks, each aligned to its size, 2,048 counters apart, mapped onto the
+    /// same slots of a 4,096-slot cache). The last chunk, partly used, hands its entries out
+    /// spread over its range (`slab`, "Placement"), which may wrap onto the first chunk's.
+    #[test]
+    fn objects_of_the_filled_chunks_take_different_slots() {
+        let slots = 4096;
+        let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(1).cache_slots(slots)).unwrap();
+        let counters: Vec<OpLog<CounterLog>> = (0..slots).map(|_| OpLog::with_domain(&d, 0)).collect();
+        let mut chunks: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+        for c in &counters {
+            chunks.entry(c.obj().id() & !(16 * 1024 - 1)).or_default().push(c.obj().slot_index());
+        }
+        let full = chunks.values().map(Vec::len).max().unwrap();
+        let filled: Vec<&Vec<usize>> = chunks.values().filter(|v| v.len() == full).collect();
+        assert!(filled.len() >= 3, "{} chunks filled", filled.len());
+        let mut taken = vec![false; slots];
+        for &index in filled.iter().copied().flatten() {
+            assert!(!std::mem::replace(&mut taken[index], true), "slot {index} of {slots} taken twice");
+        }
+    }
+
     /// In a domain whose hot objects outgrew the log cache, a direct object that two
     /// threads update in turn goes back to logged only if its count of changes of updater
     /// fills up three times in a row within the window: slow turns leave it direct, fast ones switch it.
@@ -3018,7 +3041,7 @@ mod tests {
         d.solo.thrashed();
         assert!(d.solo.outgrown());
         let objects: Vec<OpLog<crate::Unordered<AddAlone>>> = (0..32).map(|_| OpLog::with_domain(&d, 0)).collect();
-        let slot = |o: &OpLog<_>| o.obj().slot_index(d.slot_mask);
+        let slot = |o: &OpLog<_>| o.obj().slot_index();
         let mut same = objects.iter().filter(|x| slot(x) == slot(&objects[0]));
         let (o, other) = (same.next().unwrap(), same.next().unwrap());
         // Another object's logs hold `o`'s slot on both threads: where the hot object's
@@ -3062,7 +3085,7 @@ mod tests {
                 d.solo.thrashed();
             }
             let objects: Vec<OpLog<Kind>> = (0..32).map(|_| OpLog::with_domain(&d, 0)).collect();
-            let slot = |o: &OpLog<Kind>| o.obj().slot_index(d.slot_mask);
+            let slot = |o: &OpLog<Kind>| o.obj().slot_index();
             let first = slot(&objects[0]);
             let four: Vec<OpLog<Kind>> = objects.into_iter().filter(|o| slot(o) == first).take(4).collect();
             (d, four)
@@ -3105,7 +3128,7 @@ mod tests {
         hot2.update(AddAlone(1));
         assert_eq!(d.cache_stats().since(&before), crate::CacheStats { misses_in_place: 1, ..Default::default() });
         assert_eq!((hot.representation(), hot2.representation()), (Representation::Logged, Representation::Logged));
-        let slot = hot.obj().slot_index(d.slot_mask);
+        let slot = hot.obj().slot_index();
         assert_eq!(d.slots.published(d.slots.caller_core().unwrap(), slot), hot.obj().id() as usize, "the slot stays");
         for (o, want) in [(a, 2), (b, 1), (hot, 1 + THRASH_PUSHES as u64), (hot2, 1)] {
             assert_eq!(o.read(|v| *v), want);

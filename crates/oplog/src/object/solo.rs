@@ -34,8 +34,8 @@
 //! every other update. One thread incrementing 512 counters at random in a per-CPU domain
 //! with 256 slots (Intel Xeon, 2026-11-27): 100M updates/s with every counter direct,
 //! 48M with half of them logged. So once [`THRASHED_SHARE`] of a cache's worth of objects
-//! (a quarter: 64 of the default 256 slots) have switched to direct that way, a counter
-//! updated by one core alone goes direct as elsewhere. The count never goes down: a
+//! (a quarter: 64 of the default 256 slots, 256 of a counter's 1,024) have switched to
+//! direct that way, a counter updated by one core alone goes direct as elsewhere. The count never goes down: a
 //! domain whose working set once outgrew its cache keeps the direct answer. Such a domain
 //! ([`Solo::outgrown`]) also sends a direct object back to logged only if it is hot: its
 //! count of changes of updater fills up three times in a row, each within a short window
