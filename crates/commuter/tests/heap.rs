@@ -14,25 +14,25 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use commuter::lines::Lines;
 use commuter::tracer::{CPU_A, CPU_B, CPUS, Cores, LINE, conflicts};
-use oplog::log::{Entry, Unordered, Update};
+use oplog::log::{Unordered, Update};
 use oplog::{Config, Domain, OpLog, Representation};
 use oplog_percore::primitive::trace::AccessKind;
 
-/// An update whose queue-log entry is 16 bytes, so a core's first log buffer (four entries,
-/// `Vec`'s smallest) is one line's worth.
+/// An update of 16 bytes (an unordered log stores the operation alone), so a core's first
+/// log buffer (four entries, `Vec`'s smallest) is one line's worth.
 #[derive(Debug)]
-struct Add(u32);
+struct Add(u32, [u32; 3]);
 
 impl Update for Add {
     type Target = u64;
     const APPLY_ALONE: bool = true;
     fn exec(self, target: &mut u64) {
-        *target += u64::from(self.0);
+        *target += u64::from(self.0) + u64::from(self.1[0]);
     }
 }
 
 /// Bytes of a core's first log buffer: the allocation the planting allocator serves.
-const LOG_BUFFER: usize = 4 * std::mem::size_of::<Entry<Add>>();
+const LOG_BUFFER: usize = 4 * std::mem::size_of::<Add>();
 
 /// Where the arena's first packed buffer starts: half a line in, so consecutive buffers
 /// straddle lines and the end of one shares a line with the start of the next.
@@ -135,11 +135,11 @@ fn steady_updates(place: Place) -> (Vec<commuter::tracer::Conflict>, Vec<usize>)
     let object = Arc::new(OpLog::with_domain(&d, 0));
     for cpu in [CPU_A, CPU_B] {
         let o = Arc::clone(&object);
-        on(&cores, cpu, place, move || o.update(Add(1)));
+        on(&cores, cpu, place, move || o.update(Add(1, [0; 3])));
     }
     let (oa, ob) = (Arc::clone(&object), Arc::clone(&object));
-    let ((), ta) = cores.trace(CPU_A, move || (0..3).for_each(|i| oa.update(Add(i))));
-    let ((), tb) = cores.trace(CPU_B, move || ob.update(Add(10)));
+    let ((), ta) = cores.trace(CPU_A, move || (0..3).for_each(|i| oa.update(Add(i, [0; 3]))));
+    let ((), tb) = cores.trace(CPU_B, move || ob.update(Add(10, [0; 3])));
     let entries = ta.iter().chain(&tb).filter(|a| a.label == "Log.entries").map(|a| a.addr).collect();
     assert_eq!(object.read(|v| *v), 2 + 3 + 10, "every update applied");
     (conflicts(&ta, &tb), entries)

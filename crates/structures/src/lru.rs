@@ -396,19 +396,20 @@ mod tests {
 
     #[test]
     fn a_newer_update_of_the_last_key_replaces_it_in_the_log() {
-        use oplog::log::Entry;
-        let mut entries: Vec<Entry<LruUpdate<u32>>> = Vec::new();
+        use oplog::LogKind;
+        use oplog::log::QueueLog;
+        let mut log = QueueLog::default();
+        let mut stamp = 0;
         let mut push = |op: LruUpdate<u32>| {
-            if let Some(op) = op.absorb_local(&mut LocalLog::new(&mut entries)) {
-                entries.push(Entry { stamp: 0, op });
-            }
+            stamp += 1;
+            Kind::<u32>::push(&mut log, op, stamp);
         };
         push(LruUpdate::Touch(1));
         push(LruUpdate::Touch(1));
         push(LruUpdate::Touch(2));
         push(LruUpdate::Remove(2));
         push(LruUpdate::Touch(1));
-        let ops: Vec<_> = entries.iter().map(|e| e.op.clone()).collect();
+        let ops = log.ops().to_vec();
         assert_eq!(ops, vec![LruUpdate::Touch(1), LruUpdate::Remove(2), LruUpdate::Touch(1)]);
     }
 }

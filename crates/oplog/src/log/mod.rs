@@ -26,7 +26,7 @@ mod counter;
 mod queue;
 
 pub use counter::CounterLog;
-pub use queue::{Entry, LocalLog, Ordered, Queue, QueueBatch, Unordered};
+pub use queue::{LocalLog, Ordered, Queue, QueueBatch, QueueLog, Unordered};
 
 use crate::primitive::thread_local_const;
 use std::cell::Cell;
