@@ -47,9 +47,9 @@ const MAX_CACHE_SLOTS: usize = 1 << 20;
 /// The most a domain's log caches may hold when it is built: 1 GiB (per-CPU domains
 /// allocate every CPU's cache then; per-thread domains one cache, each further thread's on
 /// its first update). Far above any sensible configuration (the default is 256 slots of
-/// 128 bytes per core, 32 KiB; a counter's 1,024, 128 KiB), and low enough that a product of in-range settings (65,536
-/// CPUs × 2²⁰ slots) is refused with an error instead of aborting the process on
-/// allocation, or taking seconds to zero gigabytes it will not use.
+/// 128 bytes per core, 32 KiB; a counter's 1,024, 128 KiB), and low enough that a product
+/// of in-range settings (65,536 CPUs × 2²⁰ slots) is refused with an error instead of
+/// aborting the process on allocation, or taking seconds to zero gigabytes it will not use.
 pub const MAX_CACHE_BYTES: usize = 1 << 30;
 
 /// Settings for a [`Domain`]; build with [`Config::per_cpu`] or [`Config::per_thread`]
@@ -101,8 +101,9 @@ impl Config {
 
     /// Slots in each core's log cache: a power of two from 1 to 2²⁰ (default: the kind's
     /// [`LogKind::CACHE_SLOTS`], 256 for kinds that log operations and 1,024 for the
-    /// counter, whose log is one integer). The caches a domain allocates up front (every CPU's, or one for per-thread domains) may
-    /// hold at most [`MAX_CACHE_BYTES`] ([`ConfigError::CacheTooLarge`]).
+    /// counter, whose log is one integer). The caches a domain allocates up front (every
+    /// CPU's, or one for per-thread domains) may hold at most [`MAX_CACHE_BYTES`]
+    /// ([`ConfigError::CacheTooLarge`]).
     pub fn cache_slots(mut self, n: usize) -> Self {
         self.cache_slots = Some(n);
         self

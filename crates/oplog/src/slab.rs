@@ -328,10 +328,12 @@ impl<T: Entry, C> Slab<T, C> {
     /// `k × PER_CHUNK`, each by its position in the chunk (not by the order it was handed
     /// out in), so that `n` entries made in a row take numbers within `n` plus a chunk's
     /// worth of each other whatever addresses their chunks got. A log cache indexed by it
-    /// modulo its size (`object`'s slot index) maps entries of different chunks to
-    /// different slots wherever the slab's entries number no more than its slots, where
-    /// indexing by address over size mapped every chunk onto the same slots (chunks are
-    /// aligned to their size, a multiple of the cache's span for small entries).
+    /// modulo its size (`object`'s slot index) gives the entries of the chunks filled so
+    /// far different slots wherever they number no more than its slots (the last chunk's
+    /// first entries are spread over its range, "Placement", and may wrap onto the first
+    /// chunk's), where indexing by address over size mapped every chunk onto the same
+    /// slots (chunks are aligned to their size, a multiple of the cache's span for small
+    /// entries).
     ///
     /// # Safety
     /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).

@@ -110,8 +110,9 @@ unsafe impl Fold for SlotData<CounterLog> {
 impl<'a, L: LogKind> Obj<'a, L> {
     /// This object's slot index in a cache of `mask + 1` slots: its entry's number in the
     /// domain's slab ([`crate::slab::Slab::index_of`]), modulo the slots. Consecutive
-    /// entries land in consecutive slots (a direct-mapped cache's best case), and a domain
-    /// with no more objects than slots has no two in one slot, whichever chunks hold them.
+    /// entries land in consecutive slots (a direct-mapped cache's best case), whichever
+    /// chunks hold them: a domain with no more objects than slots has nearly every object
+    /// in a slot of its own (all but some of the last chunk's, `slab`'s `index_of`).
     #[inline(always)]
     pub(super) fn slot_index(self) -> usize {
         let d = self.domain();
