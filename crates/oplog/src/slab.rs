@@ -311,17 +311,30 @@ impl<T: Entry, C> Slab<T, C> {
         k
     }
 
+    /// The header of the chunk holding `entry`.
+    ///
+    /// # Safety
+    /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`), which
+    /// outlives `'a`.
+    #[inline(always)]
+    unsafe fn header<'a>(entry: *const T) -> &'a Header {
+        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
+        // SAFETY: chunks are aligned to CHUNK_BYTES and start with a header, written before
+        // any entry was handed out and never after, so rounding an entry's address down to
+        // a multiple of CHUNK_BYTES gives its chunk's header; the pointer keeps the entry's
+        // provenance (the whole chunk allocation). The caller uses the reference only while
+        // the entry, and so its chunk, lives (`'a`).
+        unsafe { &*header }
+    }
+
     /// The `owner` given to [`Slab::alloc`] for the chunk holding `entry`.
     ///
     /// # Safety
     /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).
     #[inline(always)]
     pub(crate) unsafe fn owner_of(entry: *const T) -> *const () {
-        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
-        // SAFETY: chunks are aligned to CHUNK_BYTES and start with a header, so rounding an
-        // entry's address down to a multiple of CHUNK_BYTES gives its chunk's header; the
-        // pointer keeps the entry's provenance (the whole chunk allocation).
-        unsafe { (*header).owner }
+        // SAFETY: the caller's guarantee.
+        unsafe { Self::header(entry) }.owner
     }
 
     /// The number of `entry` in the slab: chunk `k`'s entries are numbered from
@@ -339,9 +352,8 @@ impl<T: Entry, C> Slab<T, C> {
     /// `entry` points into a live chunk of a slab of `T`s (it came from `alloc`).
     #[inline(always)]
     pub(crate) unsafe fn index_of(entry: *const T) -> usize {
-        let header = entry.map_addr(|a| a & !(Self::CHUNK_BYTES - 1)).cast::<Header>();
-        // SAFETY: as `owner_of`: the chunk's header, written before any entry was handed out.
-        let first = unsafe { (*header).first };
+        // SAFETY: the caller's guarantee.
+        let first = unsafe { Self::header(entry) }.first;
         first.wrapping_add((entry.addr() & (Self::CHUNK_BYTES - 1)) / Self::STRIDE)
     }
 

@@ -91,6 +91,42 @@ impl<U, const O: bool> QueueLog<U, O> {
     pub fn capacity(&self) -> usize {
         self.ops.capacity()
     }
+
+    /// Appends `op`, and its stamp where the kind is ordered.
+    #[inline(always)]
+    fn append(&mut self, op: U, stamp: u64) {
+        if O {
+            push_traced(&mut self.stamps, stamp);
+        }
+        push_traced(&mut self.ops, op);
+    }
+}
+
+/// Pushes `x` onto one of a log's arrays; under tracing, records what the push wrote: the
+/// new element, or, if the push moved the elements to a larger buffer, the old buffer's
+/// elements (read) and every element of the new one.
+#[inline(always)]
+fn push_traced<T>(v: &mut Vec<T>, x: T) {
+    #[cfg(all(feature = "trace", not(loom)))]
+    let before = v.as_ptr();
+    v.push(x);
+    #[cfg(all(feature = "trace", not(loom)))]
+    {
+        let moved = v.len() - 1;
+        if std::ptr::eq(v.as_ptr(), before) {
+            record_slice(&v[moved..], AccessKind::CellWrite, LOG_ENTRIES);
+        } else {
+            if moved > 0 {
+                crate::primitive::trace::record(
+                    before.cast(),
+                    moved * std::mem::size_of::<T>(),
+                    AccessKind::CellRead,
+                    LOG_ENTRIES,
+                );
+            }
+            record_slice(v, AccessKind::CellWrite, LOG_ENTRIES);
+        }
+    }
 }
 
 /// A log kind that queues operations of type `U`, merging by timestamp when `ORDERED`.
@@ -289,18 +325,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     #[inline]
     fn push(log: &mut QueueLog<U, O>, op: U, stamp: u64) -> usize {
         if let Some(op) = crate::reentry::absorbing(|| op.absorb_local(&mut LocalLog::new(log))) {
-            if O {
-                #[cfg(all(feature = "trace", not(loom)))]
-                let before = log.stamps.as_ptr();
-                log.stamps.push(stamp);
-                #[cfg(all(feature = "trace", not(loom)))]
-                trace_push(&log.stamps, before);
-            }
-            #[cfg(all(feature = "trace", not(loom)))]
-            let before = log.ops.as_ptr();
-            log.ops.push(op);
-            #[cfg(all(feature = "trace", not(loom)))]
-            trace_push(&log.ops, before);
+            log.append(op, stamp);
         }
         log.ops.len()
     }
@@ -399,27 +424,6 @@ impl<U> Drop for Unapplied<'_, U> {
     }
 }
 
-/// Under tracing, records what a push to one of a log's arrays wrote: its new element, or,
-/// if the push moved the elements to a larger buffer, the old buffer's elements (read;
-/// `before` was its address) and every element of the new one.
-#[cfg(all(feature = "trace", not(loom)))]
-fn trace_push<T>(log: &[T], before: *const T) {
-    let moved = log.len() - 1;
-    if std::ptr::eq(log.as_ptr(), before) {
-        record_slice(&log[moved..], AccessKind::CellWrite, LOG_ENTRIES);
-    } else {
-        if moved > 0 {
-            crate::primitive::trace::record(
-                before.cast(),
-                moved * std::mem::size_of::<T>(),
-                AccessKind::CellRead,
-                LOG_ENTRIES,
-            );
-        }
-        record_slice(log, AccessKind::CellWrite, LOG_ENTRIES);
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -428,10 +432,7 @@ mod tests {
     fn log_of<U, const O: bool>(entries: impl IntoIterator<Item = (u64, U)>) -> QueueLog<U, O> {
         let mut log = QueueLog::default();
         for (stamp, op) in entries {
-            if O {
-                log.stamps.push(stamp);
-            }
-            log.ops.push(op);
+            log.append(op, stamp);
         }
         log
     }
