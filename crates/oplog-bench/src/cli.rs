@@ -1,5 +1,5 @@
 //! The command line: `oplog-bench <EXPERIMENT> [--threads LIST] [--duration-ms N] [--reps N]
-//! [--quick] [--json] [--out DIR]`, and the validation of every value.
+//! [--quick] [--points LIST] [--json] [--out DIR]`, and the validation of every value.
 //!
 //! Usage errors go through clap, which prints the flag, the bad value and the reason, and
 //! exits with status 2.
@@ -67,6 +67,12 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = registered_name)]
     pub skip: Vec<String>,
 
+    /// Measure only these values of the experiment's swept parameter, comma-separated (with
+    /// or without --quick): `read-mix`'s update_pct (e.g. 99,100), `objects`' object counts,
+    /// `spinlock`'s parallel ticks. Each must be one of the experiment's points.
+    #[arg(long, value_name = "LIST", value_parser = parse_points, allow_negative_numbers = true)]
+    pub points: Option<PointList>,
+
     /// Write EXPERIMENT.csv, EXPERIMENT.svg, all.jsonl and report.md into this directory
     /// (created if missing). Default for `all`: `results/DATE-TIME/`; other experiments
     /// write no files unless given.
@@ -97,6 +103,7 @@ impl Cli {
             reps: self.reps.unwrap_or(reps),
             placement: Placement::from_process(),
             quick: self.quick,
+            points: self.points.as_ref().map(|list| list.values.clone()),
         }
     }
 
@@ -119,15 +126,45 @@ impl Cli {
     }
 
     /// The experiments to run: the one named, or every registered one for `all` minus
-    /// `--skip`. Exits with status 2 when `--skip` is given without `all`.
+    /// `--skip`. Exits with status 2 when `--skip` is given without `all`, or `--points`
+    /// names a value that is not a point of the experiment's sweep ([`Cli::check_points`]).
     pub fn experiments(&self) -> Vec<&'static dyn crate::experiments::Experiment> {
         if !self.skip.is_empty() && self.experiment != ALL {
             Cli::exit_invalid("--skip <LIST>", &self.skip.join(","), "--skip only applies to `all`");
+        }
+        if let Err(reason) = self.check_points() {
+            let list = self.points.as_ref().map(|p| p.text.clone()).unwrap_or_default();
+            Cli::exit_invalid("--points <LIST>", &list, &reason);
         }
         crate::experiments::select(&self.experiment)
             .into_iter()
             .filter(|e| !self.skip.iter().any(|s| s == e.name()))
             .collect()
+    }
+
+    /// Whether `--points`, if given, names points of the one experiment selected: `all`
+    /// and experiments without a sweep it can narrow refuse it, and every value must be a
+    /// point of the experiment's full sweep ([`Experiment::sweep_points`]).
+    ///
+    /// [`Experiment::sweep_points`]: crate::experiments::Experiment::sweep_points
+    pub fn check_points(&self) -> Result<(), String> {
+        let Some(points) = &self.points else { return Ok(()) };
+        let narrowable: Vec<&str> = REGISTRY.iter().filter(|e| e.sweep_points().is_some()).map(|e| e.name()).collect();
+        let experiment = REGISTRY.iter().find(|e| e.name() == self.experiment);
+        let Some(sweep) = experiment.and_then(|e| e.sweep_points()) else {
+            return Err(format!(
+                "`{}` has no sweep that --points can narrow (experiments that have one: {})",
+                self.experiment,
+                narrowable.join(", ")
+            ));
+        };
+        match points.values.iter().find(|x| !sweep.contains(x)) {
+            None => Ok(()),
+            Some(x) => {
+                let sweep: Vec<String> = sweep.iter().map(f64::to_string).collect();
+                Err(format!("{x} is not a point of `{}` (its points: {})", self.experiment, sweep.join(", ")))
+            }
+        }
     }
 
     /// Prints a usage error about `flag`'s `value` (clap's format) and exits with status 2.
@@ -173,6 +210,41 @@ pub fn parse_thread_list(text: &str) -> Result<ThreadList, String> {
     threads.sort_unstable();
     threads.dedup();
     Ok(ThreadList(threads))
+}
+
+/// A parsed `--points` value: the numbers, and the text as given (for error messages).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointList {
+    /// The values, in the order given, without duplicates.
+    pub values: Vec<f64>,
+    /// The text of the flag.
+    pub text: String,
+}
+
+/// Parses `--points`: comma-separated finite numbers (spaces around items allowed);
+/// duplicates are merged. Whether they are points of the experiment is checked once it is
+/// known ([`Cli::check_points`]).
+pub fn parse_points(text: &str) -> Result<PointList, String> {
+    const EXPECTED: &str = "expected comma-separated numbers like 99,100";
+    if text.trim().is_empty() {
+        return Err(format!("the list is empty; {EXPECTED}"));
+    }
+    let mut values = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(format!("empty item in '{text}'; {EXPECTED}"));
+        }
+        let x: f64 = item
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
+            .ok_or_else(|| format!("'{item}' is not a number; {EXPECTED}"))?;
+        if !values.contains(&x) {
+            values.push(x);
+        }
+    }
+    Ok(PointList { values, text: text.to_owned() })
 }
 
 /// Parses an integer flag that must lie in `1..=MAX`.
@@ -231,6 +303,37 @@ mod tests {
         assert!(err("1,,2").starts_with("empty item in '1,,2'"));
         assert!(err("1,").starts_with("empty item in '1,'"));
         assert_eq!(err("5000"), "thread count 5000 is above the limit of 4096");
+    }
+
+    #[test]
+    fn point_lists_parse_or_say_why() {
+        assert_eq!(parse_points("99, 100,99").unwrap().values, [99.0, 100.0]);
+        assert_eq!(parse_points("0.125").unwrap().values, [0.125]);
+        let err = |s| parse_points(s).unwrap_err();
+        assert_eq!(err("x"), "'x' is not a number; expected comma-separated numbers like 99,100");
+        assert!(err("inf").starts_with("'inf' is not a number"));
+        assert!(err("1,,2").starts_with("empty item in '1,,2'"));
+        assert!(err(" ").starts_with("the list is empty"));
+    }
+
+    #[test]
+    fn points_must_be_points_of_the_experiment() {
+        let check = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("oplog-bench").chain(args.iter().copied())).unwrap().check_points()
+        };
+        assert_eq!(check(&["read-mix"]), Ok(()));
+        assert_eq!(check(&["read-mix", "--points", "99,100"]), Ok(()));
+        assert_eq!(check(&["objects", "--points", "4096", "--quick"]), Ok(()));
+        assert_eq!(
+            check(&["read-mix", "--points", "99,37"]),
+            Err("37 is not a point of `read-mix` (its points: 0, 1, 10, 50, 90, 99, 100)".to_owned())
+        );
+        let no_sweep = check(&["counter", "--points", "1"]).unwrap_err();
+        assert!(no_sweep.starts_with("`counter` has no sweep that --points can narrow"), "{no_sweep}");
+        assert!(no_sweep.contains("read-mix") && no_sweep.contains("objects"), "{no_sweep}");
+        assert!(check(&["all", "--points", "1"]).unwrap_err().starts_with("`all` has no sweep"));
+        let settings = Cli::try_parse_from(["oplog-bench", "read-mix", "--points", "100,99"]).unwrap().settings();
+        assert_eq!(settings.points, Some(vec![100.0, 99.0]));
     }
 
     #[test]

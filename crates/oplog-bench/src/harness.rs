@@ -44,12 +44,37 @@ pub struct Settings {
     pub placement: Placement,
     /// Run the quick version of every experiment (fewer sweep points, smaller sizes).
     pub quick: bool,
+    /// `--points`: the values of the experiment's swept parameter to measure, alone
+    /// ([`Settings::sweep`]); `None` for its whole sweep.
+    pub points: Option<Vec<f64>>,
 }
 
+/// A value of a swept parameter, as `--points` names it.
+pub trait SweepPoint: Copy {
+    /// The value as a number.
+    fn value(self) -> f64;
+}
+
+macro_rules! sweep_point {
+    ($($t:ty),*) => {$(
+        impl SweepPoint for $t {
+            fn value(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+sweep_point!(u32, u64, usize, f64);
+
 impl Settings {
-    /// The points of a swept parameter to measure: `full`, or `quick` with `--quick`.
-    pub fn sweep<'a, T>(&self, full: &'a [T], quick: &'a [T]) -> &'a [T] {
-        if self.quick { quick } else { full }
+    /// The points of a swept parameter to measure: those of `full` that `--points` names,
+    /// else `full`, or `quick` with `--quick`.
+    pub fn sweep<T: SweepPoint>(&self, full: &[T], quick: &[T]) -> Vec<T> {
+        match &self.points {
+            Some(points) => full.iter().copied().filter(|x| points.contains(&x.value())).collect(),
+            None if self.quick => quick.to_vec(),
+            None => full.to_vec(),
+        }
     }
 
     /// A problem size: `full`, or `quick` with `--quick`.
@@ -556,12 +581,29 @@ mod tests {
             reps: 1,
             placement: Placement::unpinned(),
             quick: false,
+            points: None,
         };
-        assert_eq!(settings.sweep(&[0, 50, 100], &[50]), [0, 50, 100]);
+        assert_eq!(settings.sweep(&[0u32, 50, 100], &[50]), [0, 50, 100]);
         assert_eq!(settings.size(1_000_000, 1000), 1_000_000);
         settings.quick = true;
-        assert_eq!(settings.sweep(&[0, 50, 100], &[50]), [50]);
+        assert_eq!(settings.sweep(&[0u32, 50, 100], &[50]), [50]);
         assert_eq!(settings.size(1_000_000, 1000), 1000);
+    }
+
+    #[test]
+    fn points_pick_from_the_full_sweep_in_its_order() {
+        let mut settings = Settings {
+            threads: vec![1],
+            duration: Duration::from_millis(1),
+            reps: 1,
+            placement: Placement::unpinned(),
+            quick: true,
+            points: Some(vec![100.0, 0.0]),
+        };
+        assert_eq!(settings.sweep(&[0u32, 50, 100], &[50]), [0, 100]);
+        assert_eq!(settings.sweep(&[0.125, 1.0], &[1.0]), [] as [f64; 0]);
+        settings.points = Some(vec![4096.0]);
+        assert_eq!(settings.sweep(&[1usize, 4096, 65_536], &[1]), [4096]);
     }
 
     #[test]

@@ -127,6 +127,10 @@ pub fn experiment(e: &dyn Experiment) -> String {
             );
         }
     }
+    if let Some(points) = e.sweep_points() {
+        let points: Vec<String> = points.iter().map(f64::to_string).collect();
+        let _ = writeln!(out, "Points: {} (--points LIST measures only those it names).", points.join(", "));
+    }
     if !roles.targets.is_empty() {
         out.push_str("\nTargets the verdict checks (ratios oriented: above 1.00x is better):\n");
         for t in roles.targets {

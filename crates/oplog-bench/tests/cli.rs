@@ -276,6 +276,35 @@ fn skip_names_registered_experiments_and_needs_all() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--skip only applies to `all`"));
 }
 
+#[test]
+fn points_measure_only_the_points_named() {
+    let out =
+        bench(&["read-mix", "--points", "100,99", "--threads", "1", "--duration-ms", "5", "--reps", "1", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get("annex").is_none())
+        .collect();
+    let pcts: Vec<u64> = records.iter().map(|v| v["update_pct"].as_u64().unwrap()).collect();
+    assert!(!pcts.is_empty() && pcts.iter().all(|&p| p == 99 || p == 100), "{pcts:?}");
+    assert!(pcts.contains(&99) && pcts.contains(&100), "{pcts:?}");
+    let help = bench(&["objects", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Points: 1, 16, 256, 1024, 4096, 65536"));
+    for (args, needle) in [
+        (&["read-mix", "--points", "37"][..], "37 is not a point of `read-mix`"),
+        (&["fork-truncate", "--points", "3"], "`fork-truncate` has no sweep that --points can narrow"),
+        (&["all", "--points", "1"], "`all` has no sweep"),
+        (&["objects", "--points", "many"], "'many' is not a number"),
+    ] {
+        let out = bench(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("'--points <LIST>'") && stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
 /// The `refcount` experiment's implementation ids (stable: scripts read them).
 const REFCOUNT_IMPLS: [&str; 6] = ["atomic", "sloppy", "sloppy-percpu", "oplog", "refcache", "refcache-percpu"];
 

@@ -234,7 +234,7 @@ impl Contention {
         for &threads in &settings.threads {
             for access in capacity::ACCESSES {
                 let mut points = Vec::new();
-                for &bytes in sizes {
+                for &bytes in &sizes {
                     sink.point(&format!("{} {}", access.id(), size_label(bytes)), threads);
                     let run = settings.at(threads);
                     let m = capacity::measure(access, bytes, clock, &run);

@@ -111,6 +111,14 @@ pub trait Experiment: Sync {
         Roles::NONE
     }
 
+    /// The values of its swept parameter (its x axis) that `--points` may pick, in sweep
+    /// order: every point of the full sweep. `None` (the default) where `--points` does not
+    /// apply: no swept parameter, or results that need the whole sweep (a crossover, a
+    /// normalization to one of its points).
+    fn sweep_points(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     /// How many records [`Experiment::run`] will push with these settings (the progress
     /// bar's total).
     fn points(&self, settings: &Settings) -> u64;

@@ -49,7 +49,7 @@ use oplog::{CacheStats, Config, Counter, CounterLog, Domain, LogKind, OpLog, Rep
 use crate::experiments::impls::Impl;
 use crate::experiments::read_mix::SplitMix64;
 use crate::experiments::{Experiment, XAxis};
-use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::harness::{Run, Settings, Stop, SweepPoint, Throughput};
 use crate::output::plot::Scale;
 use crate::output::verdict::{Against, Roles, Target};
 use crate::output::{Record, Sink, round};
@@ -571,13 +571,17 @@ impl Experiment for ObjectsExperiment {
         Roles { default: Some("oplog"), baselines: &["atomic", "percore-atomic"], floor: None, targets: TARGETS }
     }
 
+    fn sweep_points(&self) -> Option<Vec<f64>> {
+        Some(OBJECT_COUNTS.iter().map(|&x| x.value()).collect())
+    }
+
     fn points(&self, settings: &Settings) -> u64 {
         (settings.threads.len() * settings.sweep(&OBJECT_COUNTS, &QUICK_OBJECT_COUNTS).len() * IMPLS.len()) as u64
     }
 
     fn run(&self, settings: &Settings, sink: &mut Sink) -> io::Result<()> {
         for &threads in &settings.threads {
-            for &n in settings.sweep(&OBJECT_COUNTS, &QUICK_OBJECT_COUNTS) {
+            for n in settings.sweep(&OBJECT_COUNTS, &QUICK_OBJECT_COUNTS) {
                 for entry in IMPLS {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);

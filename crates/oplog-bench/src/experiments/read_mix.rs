@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, XAxis};
-use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::harness::{Run, Settings, Stop, SweepPoint, Throughput};
 use crate::output::plot::Scale;
 use crate::output::verdict::{Against, Roles, Target};
 use crate::output::{Annex, Record, Sink, round};
@@ -231,6 +231,10 @@ impl Experiment for ReadMix {
         Roles { default: Some("oplog"), baselines: &BASELINES, floor: None, targets: TARGETS }
     }
 
+    fn sweep_points(&self) -> Option<Vec<f64>> {
+        Some(UPDATE_PCTS.iter().map(|&x| x.value()).collect())
+    }
+
     fn points(&self, settings: &Settings) -> u64 {
         (settings.threads.len() * settings.sweep(&UPDATE_PCTS, &QUICK_UPDATE_PCTS).len() * IMPLS.len()) as u64
     }
@@ -239,7 +243,7 @@ impl Experiment for ReadMix {
         let mut points = Vec::new();
         let mut results = HashMap::new();
         for &threads in &settings.threads {
-            for &pct in settings.sweep(&UPDATE_PCTS, &QUICK_UPDATE_PCTS) {
+            for pct in settings.sweep(&UPDATE_PCTS, &QUICK_UPDATE_PCTS) {
                 let mut ops = Vec::new();
                 let mut default_ended_in = None;
                 let run = settings.at(threads);

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::experiments::impls::Impl;
 use crate::experiments::{Experiment, XAxis, contention, global_clock};
-use crate::harness::{Run, Settings, Stop, Throughput};
+use crate::harness::{Run, Settings, Stop, SweepPoint, Throughput};
 use crate::output::plot::{Chart, Scale};
 use crate::output::{Annex, Record, Series, Sink, round};
 use crate::spin;
@@ -204,6 +204,10 @@ impl Experiment for Spinlock {
         true
     }
 
+    fn sweep_points(&self) -> Option<Vec<f64>> {
+        Some(PARALLEL_TICKS.iter().map(|&x| x.value()).collect())
+    }
+
     fn points(&self, settings: &Settings) -> u64 {
         (settings.threads.len() * settings.sweep(&PARALLEL_TICKS, &QUICK_PARALLEL_TICKS).len() * IMPLS.len()) as u64
     }
@@ -213,7 +217,7 @@ impl Experiment for Spinlock {
         let parallels = settings.sweep(&PARALLEL_TICKS, &QUICK_PARALLEL_TICKS);
         let mut measured: Measured = Vec::new();
         for &threads in &settings.threads {
-            for &parallel in parallels {
+            for &parallel in &parallels {
                 for (i, entry) in IMPLS.iter().enumerate() {
                     sink.point(entry.id, threads);
                     let run = settings.at(threads);
@@ -232,8 +236,8 @@ impl Experiment for Spinlock {
         }
         let (transfer, source) = transfer_cost(settings, clock);
         let source = source.as_str();
-        sink.annex(Self::model_annex(parallels, transfer, source))?;
-        sink.annex(Self::speedup_annex(parallels, &settings.threads, &measured, transfer))?;
+        sink.annex(Self::model_annex(&parallels, transfer, source))?;
+        sink.annex(Self::speedup_annex(&parallels, &settings.threads, &measured, transfer))?;
         let chart = Chart {
             title: "spinlock: ticket lock speedup, 001 Appendix A model (1..48 cores) and measured",
             x_label: "cores",
@@ -241,7 +245,7 @@ impl Experiment for Spinlock {
             x_scale: Scale::Linear,
             log_y: false,
         };
-        sink.figure("model", &chart, &Self::figure_series(parallels, &settings.threads, &measured, transfer))
+        sink.figure("model", &chart, &Self::figure_series(&parallels, &settings.threads, &measured, transfer))
     }
 }
 
