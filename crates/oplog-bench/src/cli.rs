@@ -185,19 +185,26 @@ pub fn default_threads() -> Vec<usize> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadList(pub Vec<usize>);
 
+/// The items of a comma-separated list flag, trimmed (spaces around items allowed); an
+/// empty list or item is an error ending with `expected`.
+fn list_items<'a>(text: &'a str, expected: &str) -> Result<Vec<&'a str>, String> {
+    if text.trim().is_empty() {
+        return Err(format!("the list is empty; {expected}"));
+    }
+    text.split(',')
+        .map(|item| match item.trim() {
+            "" => Err(format!("empty item in '{text}'; {expected}")),
+            item => Ok(item),
+        })
+        .collect()
+}
+
 /// Parses `--threads`: comma-separated positive integers (spaces around items allowed);
 /// duplicates are merged and the result sorted.
 pub fn parse_thread_list(text: &str) -> Result<ThreadList, String> {
     const EXPECTED: &str = "expected comma-separated positive integers like 1,2,4";
-    if text.trim().is_empty() {
-        return Err(format!("the list is empty; {EXPECTED}"));
-    }
     let mut threads = Vec::new();
-    for item in text.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(format!("empty item in '{text}'; {EXPECTED}"));
-        }
+    for item in list_items(text, EXPECTED)? {
         let n: usize = item.parse().map_err(|_| format!("'{item}' is not a positive integer; {EXPECTED}"))?;
         if n == 0 {
             return Err(format!("thread count must be at least 1, got '{item}'"));
@@ -226,15 +233,8 @@ pub struct PointList {
 /// known ([`Cli::check_points`]).
 pub fn parse_points(text: &str) -> Result<PointList, String> {
     const EXPECTED: &str = "expected comma-separated numbers like 99,100";
-    if text.trim().is_empty() {
-        return Err(format!("the list is empty; {EXPECTED}"));
-    }
     let mut values = Vec::new();
-    for item in text.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(format!("empty item in '{text}'; {EXPECTED}"));
-        }
+    for item in list_items(text, EXPECTED)? {
         let x: f64 = item
             .parse()
             .ok()

@@ -573,16 +573,21 @@ mod tests {
         assert_eq!(total.load(Ordering::Relaxed), 2001);
     }
 
-    #[test]
-    fn quick_settings_pick_the_quick_sweep() {
-        let mut settings = Settings {
+    /// One thread, 1 ms, one repetition, unpinned, the whole sweep.
+    fn one_ms() -> Settings {
+        Settings {
             threads: vec![1],
             duration: Duration::from_millis(1),
             reps: 1,
             placement: Placement::unpinned(),
             quick: false,
             points: None,
-        };
+        }
+    }
+
+    #[test]
+    fn quick_settings_pick_the_quick_sweep() {
+        let mut settings = one_ms();
         assert_eq!(settings.sweep(&[0u32, 50, 100], &[50]), [0, 50, 100]);
         assert_eq!(settings.size(1_000_000, 1000), 1_000_000);
         settings.quick = true;
@@ -592,14 +597,7 @@ mod tests {
 
     #[test]
     fn points_pick_from_the_full_sweep_in_its_order() {
-        let mut settings = Settings {
-            threads: vec![1],
-            duration: Duration::from_millis(1),
-            reps: 1,
-            placement: Placement::unpinned(),
-            quick: true,
-            points: Some(vec![100.0, 0.0]),
-        };
+        let mut settings = Settings { quick: true, points: Some(vec![100.0, 0.0]), ..one_ms() };
         assert_eq!(settings.sweep(&[0u32, 50, 100], &[50]), [0, 100]);
         assert_eq!(settings.sweep(&[0.125, 1.0], &[1.0]), [] as [f64; 0]);
         settings.points = Some(vec![4096.0]);
