@@ -12,8 +12,9 @@
 //! measured across a switch mixes states. So the runner measures the round trip between
 //! the CPUs of threads 0 and 1 just before and just after each experiment, and reports
 //! both: ratios are comparable between runs whose round trips are alike, and an experiment
-//! whose two figures differ caught a switch. Two alike figures do not prove that a long
-//! experiment saw no switch in between (`objects` takes minutes).
+//! whose two figures differ caught a switch (the annex then says so: [`SWITCH_FACTOR`]).
+//! Two alike figures do not prove that a long experiment saw no switch in between
+//! (`objects` takes minutes).
 //!
 //! The measurement is a ping-pong: two threads pinned to those CPUs take turns
 //! incrementing one padded atomic, each waiting for the other's increment, for
@@ -128,7 +129,13 @@ impl Game {
     }
 }
 
-/// The `host` annex of an experiment: the round trips measured before and after it.
+/// Before and after figures further apart than this factor say that the host switched
+/// state during the experiment (the development host's states, about 50, 80–110 and
+/// 370–430 ns, are 2–8× apart; repeated measurements in one state agree within about 1.5×).
+pub const SWITCH_FACTOR: f64 = 2.0;
+
+/// The `host` annex of an experiment: the round trips measured before and after it, with a
+/// note when they differ by more than [`SWITCH_FACTOR`].
 pub fn annex(before: Option<RoundTrip>, after: Option<RoundTrip>) -> Option<Annex> {
     if before.is_none() && after.is_none() {
         return None;
@@ -142,6 +149,16 @@ pub fn annex(before: Option<RoundTrip>, after: Option<RoundTrip>) -> Option<Anne
         if let Some(t) = trip {
             annex.rows.push(vec![json!(when), json!(t.cpus.0), json!(t.cpus.1), json!(crate::output::round(1, t.ns))]);
         }
+    }
+    if let (Some(b), Some(a)) = (before, after)
+        && b.ns.max(a.ns) > SWITCH_FACTOR * b.ns.min(a.ns)
+    {
+        annex.note(format!(
+            "the round trip went from {:.0} to {:.0} ns during the experiment: the host switched state, so its \
+             table may mix points measured in both; measure the points that matter again (`--points`) while \
+             the round trip stays put",
+            b.ns, a.ns
+        ));
     }
     Some(annex)
 }
@@ -185,5 +202,19 @@ mod tests {
         let a = annex(Some(t), None).expect("one measurement makes an annex");
         assert_eq!(a.rows, vec![vec![json!("before"), json!(0), json!(1), json!(crate::output::round(1, 101.26))]]);
         assert_eq!(annex(Some(t), Some(t)).unwrap().rows.len(), 2);
+        assert!(annex(Some(t), Some(t)).unwrap().notes.is_empty());
+    }
+
+    #[test]
+    fn a_switch_of_state_is_noted() {
+        let fast = RoundTrip { cpus: (0, 1), ns: 50.0 };
+        let slow = RoundTrip { cpus: (0, 1), ns: 406.0 };
+        let noted = annex(Some(fast), Some(slow)).unwrap().notes;
+        assert_eq!(noted.len(), 1);
+        assert!(noted[0].starts_with("the round trip went from 50 to 406 ns"), "{noted:?}");
+        assert_eq!(annex(Some(slow), Some(fast)).unwrap().notes.len(), 1);
+        let alike = RoundTrip { ns: 90.0, ..fast };
+        assert!(annex(Some(fast), Some(alike)).unwrap().notes.is_empty());
+        assert!(annex(Some(fast), None).unwrap().notes.is_empty());
     }
 }
