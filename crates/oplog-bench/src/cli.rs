@@ -149,9 +149,10 @@ impl Cli {
     /// [`Experiment::sweep_points`]: crate::experiments::Experiment::sweep_points
     pub fn check_points(&self) -> Result<(), String> {
         let Some(points) = &self.points else { return Ok(()) };
-        let narrowable: Vec<&str> = REGISTRY.iter().filter(|e| e.sweep_points().is_some()).map(|e| e.name()).collect();
         let experiment = REGISTRY.iter().find(|e| e.name() == self.experiment);
         let Some(sweep) = experiment.and_then(|e| e.sweep_points()) else {
+            let narrowable: Vec<&str> =
+                REGISTRY.iter().filter(|e| e.sweep_points().is_some()).map(|e| e.name()).collect();
             return Err(format!(
                 "`{}` has no sweep that --points can narrow (experiments that have one: {})",
                 self.experiment,
