@@ -44,6 +44,14 @@ pub const DEFAULT_MAX_LOG_LEN: usize = 128;
 pub const DEFAULT_CACHE_SLOTS: usize = 256;
 
 const MAX_CACHE_SLOTS: usize = 1 << 20;
+
+/// Logs an object's backlog may hold before it is applied ([`Domain::backlog_limit`]) in a
+/// domain of `cpus` CPUs: two per CPU, of at least 4 and at most 64 CPUs; under loom 2,
+/// so that a model fills a backlog in two hand-offs.
+fn backlog_limit(cpus: usize) -> usize {
+    if cfg!(loom) { 2 } else { 2 * cpus.clamp(4, 64) }
+}
+
 /// The most a domain's log caches may hold when it is built: 1 GiB (per-CPU domains
 /// allocate every CPU's cache then; per-thread domains one cache, each further thread's on
 /// its first update). Far above any sensible configuration (the default is 256 slots of
@@ -236,7 +244,8 @@ pub struct Domain<L: LogKind> {
     pub(crate) id: u64,
     pub(crate) slot_mask: usize,
     pub(crate) max_log_len: usize,
-    /// Evicted logs an object may accumulate before installing it again synchronizes it.
+    /// Evicted and handed-off logs an object may accumulate before installing it again, or
+    /// the hand-off that reaches it, applies its backlog.
     pub(crate) backlog_limit: usize,
     /// Whether an ordered update must wait out the clock's window before returning
     /// (the clock's raw order does not respect communication).
@@ -318,7 +327,7 @@ impl<L: LogKind> Domain<L> {
             id: NEXT_DOMAIN_ID.fetch_add(1, StdOrdering::Relaxed),
             slot_mask: cache_slots - 1,
             max_log_len,
-            backlog_limit: 2 * ncpus.clamp(4, 64),
+            backlog_limit: backlog_limit(ncpus),
             commit_wait: L::ORDERED && (commit_wait || !clock.raw_order_is_causal()),
             representation,
             thresholds,

@@ -227,10 +227,12 @@
 //!   when the owner's lock is free and the log may be applied alone (a counter's) or is
 //!   all the owner has logged (no backlog, no other core's log); every other evicted log
 //!   waits in the owner's backlog. An object whose backlog
-//!   reaches twice the CPU count (at least 8, at most 128) logs is synchronized by the
+//!   reaches twice the CPU count (at least 8, at most 128) logs has it applied by the
 //!   update that hands the last one off, or before it takes a slot again, or, while
 //!   another synchronize of it is running, once the backlog reaches four times that, so
-//!   neither hand-offs nor evictions grow memory without bound; an object that is no longer
+//!   neither hand-offs nor evictions grow memory without bound: an ordered object's up to
+//!   a stamp that no core's log precedes, keeping the operations after it (less than half
+//!   of it, or the object is synchronized), any other's by a synchronize; an object that is no longer
 //!   updated keeps at most one evicted log per core until its next read
 //!   ([`Domain::backlogged_logs`], [`Domain::backlog_limit`]). Updates from inside the
 //!   object's own `exec` or read closure are the exception: they never wait for the lock

@@ -46,6 +46,7 @@
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
 //! | `a_log_emptied_by_absorption_races_a_read` | an owner whose log local absorption emptied marks its slot emptied (a lazy store) and then publishes its object again, racing a read that may take the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
+//! | `a_full_backlog_applies_up_to_the_cut` | an ordered object's full backlog applied up to the cut read from the slots' low marks (no slot taken), or synchronized where the cut leaves most of it, racing another core's update that sits in its slot |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
 //! One more model lives in the crate, because it stamps its object directly (a stamp takes more
@@ -698,6 +699,41 @@ impl Update for Add {
     fn exec(self, sum: &mut u64) {
         *sum += self.0;
     }
+}
+
+/// An ordered object's full backlog applied up to the stamp cut, taking no slot: an add on
+/// CPU 1 sits in its slot (a log of two not yet full, its stamp in the slot's low mark)
+/// while CPU 0's four updates fill two logs, whose second hand-off fills the backlog (two
+/// logs under loom) and applies it up to the cut, or, where the cut leaves most of it
+/// (the add came first), synchronizes. If the add completed before CPU 0's remove began,
+/// the remove comes after it; either way nothing is lost.
+#[test]
+fn a_full_backlog_applies_up_to_the_cut() {
+    loom_model("a_full_backlog_applies_up_to_the_cut", 3, || {
+        let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
+        let config = Config::per_cpu().cpus(2).cache_slots(1).max_log_len(2).clock(clock);
+        let d = Domain::<Ordered<SetOp>>::new(config.representation(Representation::Logged)).unwrap();
+        let set = Arc::new(OpLog::with_domain(&d, BTreeSet::new()));
+        let (writer, done) = {
+            let set = set.clone();
+            update_on_cpu_1(move || set.update(SetOp::Add(1)), || {})
+        };
+        set_current_cpu(0);
+        let completed = done.load(Ordering::Acquire);
+        for op in [SetOp::Remove(1), SetOp::Add(2), SetOp::Add(3), SetOp::Add(4)] {
+            set.update(op);
+        }
+        writer.join().unwrap();
+        // Applied by the second hand-off, or by CPU 1's update, which found the backlog
+        // full as it took its slot while that hand-off held the lock.
+        assert_eq!(d.backlogged_logs(), 0, "the full backlog was applied");
+        let seen = set.read(|s| s.iter().copied().collect::<Vec<_>>());
+        if completed {
+            assert_eq!(seen, vec![2, 3, 4], "the add completed before the remove began");
+        } else {
+            assert!(seen == vec![2, 3, 4] || seen == vec![1, 2, 3, 4], "read {seen:?}");
+        }
+    });
 }
 
 /// An addition whose logs may be applied alone.

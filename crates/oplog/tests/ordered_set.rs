@@ -8,12 +8,11 @@
 
 mod common;
 
-use common::{Rng, SetOp, pin_round_robin, with_watchdog};
+use common::{Rng, SetOp, pin_round_robin, take_turns, with_watchdog};
 use oplog::{Config, Domain, OpLog, Ordered};
 use ordo::{Clock, LogicalClock, Ordo};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Turns per run (a few under Miri, which runs code ~100 times slower).
@@ -42,30 +41,12 @@ fn turns(config: Config, threads: usize, turns: usize, read_every: usize, seed: 
         op.apply_to(&mut model);
         models.push(model.clone());
     }
-    let turn = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for me in 0..threads {
-            let (set, turn, schedule, models) = (&set, &turn, &schedule, &models);
-            s.spawn(move || {
-                pin_round_robin(me);
-                loop {
-                    let t = turn.load(Ordering::Acquire);
-                    if t == schedule.len() {
-                        return;
-                    }
-                    if schedule[t].0 != me {
-                        // More threads than CPUs: let the thread whose turn it is run.
-                        std::thread::yield_now();
-                        continue;
-                    }
-                    set.update(schedule[t].1.clone());
-                    if (t + 1) % read_every == 0 {
-                        let seen = set.read(|s| s.clone());
-                        assert_eq!(seen, models[t + 1], "after turn {t} (thread {me})");
-                    }
-                    turn.store(t + 1, Ordering::Release);
-                }
-            });
+    let threads_of: Vec<usize> = schedule.iter().map(|&(t, _)| t).collect();
+    take_turns(threads, &threads_of, |t, me| {
+        set.update(schedule[t].1.clone());
+        if (t + 1) % read_every == 0 {
+            let seen = set.read(|s| s.clone());
+            assert_eq!(seen, models[t + 1], "after turn {t} (thread {me})");
         }
     });
     assert_eq!(set.into_inner(), model);

@@ -31,6 +31,13 @@
 //!   `membarrier` exists ([`barrier::init`]); index 0 is shared, under its lock, by threads
 //!   beyond `max_threads` and by threads whose thread-locals are torn down.
 //!
+//! Beside its state, each slot has two words its holder publishes for threads that do not
+//! hold it: the *published word* ([`Entered::publish`], [`PerCore::published`]: OpLog
+//! names the object whose log the slot holds) and the *low mark* ([`Entered::set_low_mark`],
+//! [`PerCore::low_mark`]: a lower bound on what the state holds; OpLog's ordered logs put
+//! their oldest stamp there, so that a thread applying an object's backlog can tell which
+//! of its operations no slot's log precedes without taking any slot).
+//!
 //! A per-core sum ([`Fold`], OpLog's counter) can take a shorter way in: [`PerCore::fold`]
 //! adds to the calling core's slot when the slot publishes the sum's owner, as an entry
 //! would, but with nothing else of one: one restartable sequence on per-CPU slots (no store
@@ -64,7 +71,9 @@ mod threads;
 pub use layout::{CoreMode, DEFAULT_MAX_THREADS, Layout, LayoutError, MAX_CPUS, MAX_THREADS};
 pub use lock::{OwnerLock, SPIN_MODE_ENTRIES, SpinLock, Taken};
 
-use crate::primitive::{AtomicUsize, GuardAccess, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu};
+use crate::primitive::{
+    AtomicU64, AtomicUsize, GuardAccess, MutPtr, Ordering, UnsafeCell, barrier, current_cpu, fold_cpu,
+};
 use crossbeam_utils::CachePadded;
 use smallvec::SmallVec;
 use std::fmt;
@@ -104,9 +113,11 @@ pub unsafe trait Fold {
     fn fold(&mut self, delta: i64) -> u32;
 }
 
-/// One slot: its lock, a word its holder publishes for remote readers, and the state it
-/// guards. `repr(C)` with the lock first: the `rseq` module finds its flags at fixed offsets
-/// from the slot's address.
+/// One slot: its lock, a word its holder publishes for remote readers, the state it
+/// guards, and its low mark. `repr(C)` with the lock first: the `rseq` module finds its
+/// flags at fixed offsets from the slot's address. The low mark comes last, so that the
+/// lock, the published word and the state's first bytes keep the line they share (an
+/// ordered log's push reads the mark once per push, a cheap load of a line it writes).
 #[repr(C)]
 pub struct Slot<S> {
     lock: OwnerLock,
@@ -116,7 +127,17 @@ pub struct Slot<S> {
     /// log is non-empty here).
     published: AtomicUsize,
     state: UnsafeCell<S>,
+    /// The slot's low mark: a lower bound on what the state holds, written only by a holder
+    /// of the lock ([`Entered::set_low_mark`], [`Entered::clear_low_mark`],
+    /// [`Remote::clear_low_mark`]) and read by anyone without it ([`PerCore::low_mark`]), for
+    /// a remote thread that must not look inside the state (OpLog: the stamp of an ordered
+    /// log's oldest operation). [`NO_LOW_MARK`] until set, and once cleared.
+    low_mark: AtomicU64,
 }
+
+/// The low mark of a slot that has none ([`PerCore::low_mark`]): its state holds nothing
+/// the mark bounds.
+pub const NO_LOW_MARK: u64 = u64::MAX;
 
 // SAFETY: the state is only accessed with the slot's lock held (the guards below require
 // it), so sharing a slot shares no unsynchronized access; states move between threads (an
@@ -132,6 +153,7 @@ impl<S> Slot<S> {
         Self {
             lock: OwnerLock::new(),
             published: AtomicUsize::new(0, "Slot.published"),
+            low_mark: AtomicU64::new(NO_LOW_MARK, "Slot.low_mark"),
             state: UnsafeCell::new(state, "Slot.data"),
         }
     }
@@ -314,6 +336,19 @@ impl<S> PerCore<S> {
     pub fn published(&self, core: usize, index: usize) -> usize {
         assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
         self.core(core).map_or(0, |s| s[index].published.load(Ordering::SeqCst))
+    }
+
+    /// The low mark of slot `index` of core `core` ([`NO_LOW_MARK`] if the core is not
+    /// allocated), read without the slot's lock. Sequentially consistent with the holders'
+    /// stores ([`Entered::set_low_mark`]): a mark set by an operation that completed before
+    /// this call began is seen, or a later one.
+    ///
+    /// # Panics
+    /// If `index` is not below [`PerCore::slots_per_core`].
+    #[inline]
+    pub fn low_mark(&self, core: usize, index: usize) -> u64 {
+        assert!(index < self.slots_per_core, "slot {index} of {}", self.slots_per_core);
+        self.core(core).map_or(NO_LOW_MARK, |s| s[index].low_mark.load(Ordering::SeqCst))
     }
 
     fn core(&self, core: usize) -> Option<&Slots<S>> {
@@ -752,6 +787,28 @@ impl<S> Entered<'_, S> {
     pub fn publish_lazily(&self, value: usize) {
         self.slot.published.store(value, Ordering::Release);
     }
+
+    /// This slot's low mark (see [`PerCore::low_mark`]).
+    #[inline(always)]
+    pub fn low_mark(&self) -> u64 {
+        self.slot.low_mark.load(Ordering::Relaxed)
+    }
+
+    /// Sets this slot's low mark for remote readers ([`PerCore::low_mark`]); sequentially
+    /// consistent (a full barrier on x86-64), so that a reader that still sees the old mark
+    /// read it before anything this thread does after the call.
+    #[inline]
+    pub fn set_low_mark(&self, value: u64) {
+        self.slot.low_mark.store(value, Ordering::SeqCst);
+    }
+
+    /// Clears this slot's low mark ([`NO_LOW_MARK`]) with a release store: a reader that
+    /// still sees the old mark takes a lower bound than it needs, never a higher one, and
+    /// one that sees none sees everything this thread did before.
+    #[inline]
+    pub fn clear_low_mark(&self) {
+        self.slot.low_mark.store(NO_LOW_MARK, Ordering::Release);
+    }
 }
 
 impl<S> Deref for Entered<'_, S> {
@@ -839,6 +896,14 @@ impl<S> Remote<'_, S> {
     /// If `i` is out of range.
     pub fn publish(&self, i: usize, value: usize) {
         self.slots[i].2.published.store(value, Ordering::SeqCst);
+    }
+
+    /// Clears the low mark of the `i`-th held slot (as [`Entered::clear_low_mark`]).
+    ///
+    /// # Panics
+    /// If `i` is out of range.
+    pub fn clear_low_mark(&self, i: usize) {
+        self.slots[i].2.low_mark.store(NO_LOW_MARK, Ordering::Release);
     }
 
     /// Number of slots held.

@@ -80,6 +80,23 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// holds up to a full log per slot that objects update.
     const CACHE_SLOTS: usize = crate::DEFAULT_CACHE_SLOTS;
 
+    /// Whether [`LogKind::cut`] limits an apply to the operations stamped before a time
+    /// (only for [`LogKind::ORDERED`] kinds). Then a backlog of handed-off logs that
+    /// reaches its limit is applied up to a cut that no slot's log precedes, read from the
+    /// slots' low marks without taking any slot: no barrier, and the owners keep pushing
+    /// (`object` module docs, "The cut"). Otherwise a full backlog synchronizes the
+    /// whole object. Default false; the crate's [`Ordered`] kinds cut.
+    const CUTS: bool = false;
+
+    /// Limits the next [`LogKind::apply`] of `batch` to its operations stamped before
+    /// `below`: that apply runs those, in order, and leaves every later one in the batch,
+    /// in an order the apply after it keeps (OpLog keeps them for the next synchronize).
+    /// Called only where [`LogKind::CUTS`] is true, after everything is gathered into
+    /// `batch` and before it is applied. The default does nothing.
+    fn cut(batch: &mut Self::Batch, below: u64) {
+        let _ = (batch, below);
+    }
+
     /// Whether the [`LogKind::apply`] of `batch` that just returned showed that this kind's
     /// logs may be applied alone after all, though [`LogKind::APPLY_ALONE`] is false: it
     /// ran no global absorption (an [`Unordered`] kind, whose operations commute, with the

@@ -157,12 +157,58 @@ pub struct QueueBatch<U> {
     /// `fresh` is that many sorted runs, which [`merge_runs`] merges), and the next run
     /// of the chain it is in, which the merge sets ([`NO_RUN`] until then).
     runs: Vec<(usize, usize)>,
+    /// The next apply runs only the operations of `fresh` stamped before this
+    /// ([`LogKind::cut`]); `u64::MAX`: all of them.
+    below: u64,
 }
 
 impl<U> Default for QueueBatch<U> {
     fn default() -> Self {
-        Self { ready: VecDeque::new(), fresh: Vec::new(), runs: Vec::new() }
+        Self { ready: VecDeque::new(), fresh: Vec::new(), runs: Vec::new(), below: u64::MAX }
     }
+}
+
+/// Moves the entries of `fresh` stamped at or after `below` out of it, and returns them
+/// with their runs ([`QueueBatch::runs`]): what is left and what is returned each keep
+/// their order, and each run of `fresh` leaves its entries before the cut in one run and
+/// those after it in another (a core's log is in stamp order, so those are its prefix and
+/// its suffix). Only the entries after the cut move (few: a cut leaves about one log per
+/// core that logs the object); those before it close up in place. Where `runs` does not
+/// describe `fresh` (its first run does not start at 0), neither part gets runs, and the
+/// merge sorts instead.
+#[allow(clippy::type_complexity)]
+fn split_later<U>(
+    fresh: &mut Vec<(u64, usize, U)>,
+    runs: &mut Vec<(usize, usize)>,
+    below: u64,
+) -> (Vec<(u64, usize, U)>, Vec<(usize, usize)>) {
+    let n = fresh.len();
+    let later_count = fresh.iter().filter(|e| e.0 >= below).count();
+    if later_count == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let mut later_runs = Vec::new();
+    if runs.first().is_some_and(|&(s, _)| s == 0) {
+        let mut keep_runs = Vec::with_capacity(runs.len());
+        let (mut kept, mut moved) = (0, 0);
+        for r in 0..runs.len() {
+            let (start, end) = (runs[r].0, runs.get(r + 1).map_or(n, |&(s, _)| s));
+            let k = fresh[start..end].iter().filter(|e| e.0 < below).count();
+            if k > 0 {
+                keep_runs.push((kept, NO_RUN));
+            }
+            if k < end - start {
+                later_runs.push((moved, NO_RUN));
+            }
+            (kept, moved) = (kept + k, moved + end - start - k);
+        }
+        *runs = keep_runs;
+    } else {
+        runs.clear();
+    }
+    let mut later = Vec::with_capacity(later_count);
+    later.extend(fresh.extract_if(.., |e| e.0 >= below));
+    (later, later_runs)
 }
 
 /// No run: the end of a chain ([`QueueBatch::runs`]).
@@ -321,6 +367,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
     type Direct = ();
     const ORDERED: bool = O;
     const APPLY_ALONE: bool = U::APPLY_ALONE;
+    const CUTS: bool = O;
 
     #[inline]
     fn push(log: &mut QueueLog<U, O>, op: U, stamp: u64) -> usize {
@@ -370,11 +417,21 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         }
     }
 
+    fn cut(batch: &mut QueueBatch<U>, below: u64) {
+        batch.below = below;
+    }
+
     fn batch_len(batch: &QueueBatch<U>) -> usize {
         batch.ready.len() + batch.fresh.len()
     }
 
     fn apply(state: &mut U::Target, batch: &mut QueueBatch<U>) {
+        // A cut ([`LogKind::cut`]) keeps the operations stamped after it for later.
+        let (later, later_runs) = if O && batch.below != u64::MAX {
+            split_later(&mut batch.fresh, &mut batch.runs, std::mem::replace(&mut batch.below, u64::MAX))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         if O {
             // The merge (or sort) reads and moves the gathered operations.
             #[cfg(all(feature = "trace", not(loom)))]
@@ -387,6 +444,9 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             batch.runs.clear();
         }
         batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
+        if !later.is_empty() {
+            (batch.fresh, batch.runs) = (later, later_runs);
+        }
         // Global absorption may rewrite any operation; each is then read out.
         #[cfg(all(feature = "trace", not(loom)))]
         record_deque(&batch.ready, 0, AccessKind::CellWrite);
@@ -474,42 +534,62 @@ mod tests {
         assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
     }
 
+    /// A xorshift generator from `seed`: each call draws a number below its argument.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |bound| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        }
+    }
+
+    /// Gathers `logs` random logs into `batch`, of up to 5 entries each on cores 0 to 3,
+    /// stamped from `from` to `from + 7` (in stamp order, as a core's logs are, except in
+    /// every fifth `round`), and records their entries in `expected`. Every entry adds a
+    /// number of its own.
+    fn gather_random(
+        batch: &mut QueueBatch<SetOp>,
+        expected: &mut Vec<(u64, usize, SetOp)>,
+        (logs, from, round): (usize, u64, usize),
+        next: &mut impl FnMut(u64) -> u64,
+    ) {
+        for l in 0..logs {
+            let core = next(4) as usize;
+            let len = next(6) as usize;
+            let mut stamps: Vec<u64> = (0..len).map(|_| from + next(8)).collect();
+            if round % 5 != 0 {
+                stamps.sort_unstable();
+            }
+            let id = |i: usize| (round * 10_000 + from as usize * 1_000 + l * 10 + i) as u32;
+            let entries: Vec<_> = stamps.iter().enumerate().map(|(i, &stamp)| (stamp, SetOp::Add(id(i)))).collect();
+            expected.extend(entries.iter().map(|(stamp, op)| (*stamp, core, op.clone())));
+            Ordered::<SetOp>::gather(batch, core, &mut log_of(entries));
+        }
+    }
+
+    /// The numbers `entries` add, in their order.
+    fn added(entries: &[(u64, usize, SetOp)]) -> Vec<u32> {
+        entries.iter().map(|(_, _, op)| if let SetOp::Add(x) = op { *x } else { 0 }).collect()
+    }
+
     /// Whatever the gathered logs (sorted by stamp, as a core's are, or not; one core's
     /// logs in stamp order or not; up to four times [`MERGED_CHAINS`] of them; stamps that
     /// tie within and across logs), an ordered batch applies in the order of a stable sort
     /// by (stamp, core).
     #[test]
     fn ordered_batches_apply_in_stable_stamp_and_core_order() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |bound: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % bound
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         // Fewer under Miri, which runs the merge's unsafe code.
         for round in 0..if cfg!(miri) { 40 } else { 500 } {
             let logs = 1 + next(4 * MERGED_CHAINS as u64) as usize;
             let mut batch = QueueBatch::default();
             let mut expected = Vec::new();
-            for l in 0..logs {
-                let core = next(4) as usize;
-                let len = next(6) as usize;
-                let mut stamps: Vec<u64> = (0..len).map(|_| next(8)).collect();
-                if round % 5 != 0 {
-                    stamps.sort_unstable();
-                }
-                let entries: Vec<_> =
-                    stamps.iter().enumerate().map(|(i, &stamp)| (stamp, SetOp::Add((l * 100 + i) as u32))).collect();
-                expected.extend(entries.iter().map(|(stamp, op)| (*stamp, core, op.clone())));
-                Ordered::<SetOp>::gather(&mut batch, core, &mut log_of(entries));
-            }
+            gather_random(&mut batch, &mut expected, (logs, 0, round), &mut next);
             expected.sort_by_key(|&(stamp, core, _)| (stamp, core));
-            let expected: Vec<u32> =
-                expected.into_iter().map(|(_, _, op)| if let SetOp::Add(x) = op { x } else { 0 }).collect();
             let mut state = Vec::new();
             Ordered::<SetOp>::apply(&mut state, &mut batch);
-            assert_eq!(state, expected, "round {round}");
+            assert_eq!(state, added(&expected), "round {round}");
             assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
         }
     }
@@ -550,6 +630,53 @@ mod tests {
         let mut batch = batch_of(&[(0, &[1, 2]), (1, &[3, 2])]);
         assert!(!merge_runs(&mut batch.fresh, &mut batch.runs, &mut ready));
         assert_eq!((batch.fresh.len(), ready.len()), (4, 0));
+    }
+
+    /// A cut applies the operations stamped before it in the order of the whole merge and
+    /// leaves the rest, whose runs still merge (with logs gathered later) in that order.
+    /// Randomized as the merge's test: logs in stamp order or not, ties, many cores.
+    #[test]
+    fn a_cut_applies_what_precedes_it_and_keeps_the_rest_in_order() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        for round in 0..if cfg!(miri) { 40 } else { 500 } {
+            let mut batch = QueueBatch::default();
+            let mut expected = Vec::new();
+            let logs = 1 + next(2 * MERGED_CHAINS as u64) as usize;
+            gather_random(&mut batch, &mut expected, (logs, 0, round), &mut next);
+            let below = next(10);
+            expected.sort_by_key(|&(stamp, core, _)| (stamp, core));
+            let split = expected.partition_point(|e| e.0 < below);
+            let mut state = Vec::new();
+            Ordered::<SetOp>::cut(&mut batch, below);
+            Ordered::<SetOp>::apply(&mut state, &mut batch);
+            assert_eq!(state, added(&expected[..split]), "round {round}: the operations before the cut");
+            assert_eq!(Ordered::<SetOp>::batch_len(&batch), expected.len() - split, "round {round}: the rest");
+            // The rest waits, as in a backlog's carry, for logs gathered after it.
+            let mut later = expected.split_off(split);
+            let logs = next(3) as usize;
+            gather_random(&mut batch, &mut later, (logs, 8, round), &mut next);
+            later.sort_by_key(|&(stamp, core, _)| (stamp, core));
+            state.clear();
+            Ordered::<SetOp>::apply(&mut state, &mut batch);
+            assert_eq!(state, added(&later), "round {round}: the rest, then what came after");
+            assert_eq!(Ordered::<SetOp>::batch_len(&batch), 0);
+        }
+    }
+
+    /// An operation that panics before a cut leaves the ones after it, and those after the
+    /// cut, in the batch, in order.
+    #[test]
+    fn a_panic_before_the_cut_keeps_everything_after_it() {
+        let mut batch = QueueBatch::default();
+        Ordered::<Op>::gather(&mut batch, 0, &mut log_of([(1, Op::Push(1)), (2, Op::Boom), (5, Op::Push(5))]));
+        Ordered::<Op>::gather(&mut batch, 1, &mut log_of([(3, Op::Push(3)), (6, Op::Push(6))]));
+        Ordered::<Op>::cut(&mut batch, 4);
+        let mut state = Vec::new();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Ordered::<Op>::apply(&mut state, &mut batch)));
+        assert!(r.is_err());
+        assert_eq!((state.clone(), Ordered::<Op>::batch_len(&batch)), (vec![1], 3));
+        Ordered::<Op>::apply(&mut state, &mut batch);
+        assert_eq!(state, vec![1, 3, 5, 6]);
     }
 
     #[test]
@@ -642,22 +769,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_panicking_operation_leaves_the_rest_in_the_batch() {
-        #[derive(Debug)]
-        enum Op {
-            Push(u32),
-            Boom,
-        }
-        impl Update for Op {
-            type Target = Vec<u32>;
-            fn exec(self, t: &mut Vec<u32>) {
-                match self {
-                    Op::Push(x) => t.push(x),
-                    Op::Boom => Boom.exec(t),
-                }
+    /// Pushes a number, or panics.
+    #[derive(Debug)]
+    enum Op {
+        Push(u32),
+        Boom,
+    }
+
+    impl Update for Op {
+        type Target = Vec<u32>;
+        fn exec(self, t: &mut Vec<u32>) {
+            match self {
+                Op::Push(x) => t.push(x),
+                Op::Boom => Boom.exec(t),
             }
         }
+    }
+
+    #[test]
+    fn a_panicking_operation_leaves_the_rest_in_the_batch() {
         let mut log = log_of([(1, Op::Push(1)), (2, Op::Boom), (3, Op::Push(3))]);
         let mut batch = QueueBatch::default();
         Ordered::<Op>::gather(&mut batch, 0, &mut log);

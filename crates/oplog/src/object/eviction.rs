@@ -135,6 +135,11 @@ pub(super) fn evict_owner<L: LogKind>(
         if clear != 0 && !cleared {
             v.get().word.clear_logs(clear);
         }
+        if L::CUTS {
+            // The log is in the victim's backlog, or with the victim's lock in this
+            // eviction: the mark bounded it alone.
+            slot.clear_low_mark();
+        }
     }
     eviction
 }
@@ -215,6 +220,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushes);
         self.domain().stats.retire(core, pushes as u32);
         guard.publish(0);
+        if L::CUTS {
+            guard.clear_low_mark();
+        }
         Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core, absorbed } })
     }
 

@@ -11,6 +11,46 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 #[allow(unused_imports)] // not every test file uses each
 pub use oplog_lincheck::testkit::{Rng, pin_round_robin, with_watchdog};
 
+/// Runs one turn per entry of `schedule` over `threads` threads, each pinned round robin:
+/// turn `t` runs `step(t, me)` on thread `me = schedule[t]` once turn `t - 1` has
+/// completed, whichever thread ran it, so the turns' real-time order is their order. A
+/// panic in a turn stops the other threads, and the test fails with it rather than hang.
+pub fn take_turns(threads: usize, schedule: &[usize], step: impl Fn(usize, usize) + Sync) {
+    /// Sets the flag if its thread unwinds.
+    struct StopOnPanic<'a>(&'a AtomicBool);
+    impl Drop for StopOnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.store(true, Ordering::Release);
+            }
+        }
+    }
+    let turn = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for me in 0..threads {
+            let (turn, stop, step) = (&turn, &stop, &step);
+            s.spawn(move || {
+                let _stop = StopOnPanic(stop);
+                pin_round_robin(me);
+                loop {
+                    let t = turn.load(Ordering::Acquire);
+                    if t == schedule.len() || stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    if schedule[t] != me {
+                        // More threads than CPUs: let the thread whose turn it is run.
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    step(t, me);
+                    turn.store(t + 1, Ordering::Release);
+                }
+            });
+        }
+    });
+}
+
 /// Keeps panics whose message ends "panics on purpose" (the tests' deliberate ones) off stderr;
 /// every other panic is printed as usual.
 pub fn quiet_expected_panics() {
