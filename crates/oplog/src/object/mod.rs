@@ -120,12 +120,12 @@
 //! A full backlog of an ordered object cannot simply be applied: a core's slot may hold
 //! operations older than some in the backlog, and they must run first. A synchronize
 //! takes every slot for that (a barrier on the owner path, and the owners wait or go to
-//! spin mode), which two threads updating one ordered object paid every few hundred
-//! updates. Instead, each slot publishes a *low mark* beside its published word
-//! ([`crate::percore::PerCore::low_mark`]): the stamp of its log's first push since the
-//! log was last taken out (a store with a full barrier, before that update completes;
-//! once per log), cleared once the log is taken out (a hand-off, an eviction, a gather)
-//! and in its new place. The holder of the object lock then:
+//! spin mode), which two threads updating one ordered object paid once per full backlog
+//! (8 logs of 128 operations here). Instead, each slot publishes a *low mark* beside its
+//! published word ([`crate::percore::PerCore::low_mark`]): the stamp of its log's first
+//! push since the log was last taken out (a store with a full barrier, before that update
+//! completes; once per log), cleared once the log is taken out (a hand-off, an eviction,
+//! a gather) and in its new place. The holder of the object lock then:
 //!
 //! 1. reads the clock ([`ordo::Clock::now`], which keeps later loads after it) and takes
 //!    the reading less the clock's uncertainty window as the cut;
