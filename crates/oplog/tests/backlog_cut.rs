@@ -7,8 +7,7 @@
 //! dozen turns; every read must show exactly the numbers of the turns completed so far,
 //! in order. A cut that ignored the slots' marks applies a handed-off log past an older
 //! operation still in another core's slot, and the next read shows the two out of order
-//! (checked: with the marks ignored, every configuration here fails within a few hundred
-//! turns).
+//! (checked: with the marks ignored, the first run fails at its first read).
 
 mod common;
 
