@@ -168,47 +168,46 @@ impl<U> Default for QueueBatch<U> {
     }
 }
 
-/// Moves the entries of `fresh` stamped at or after `below` out of it, and returns them
-/// with their runs ([`QueueBatch::runs`]): what is left and what is returned each keep
-/// their order, and each run of `fresh` leaves its entries before the cut in one run and
-/// those after it in another (a core's log is in stamp order, so those are its prefix and
-/// its suffix). Only the entries after the cut move (few: a cut leaves about one log per
-/// core that logs the object); those before it close up in place. Where `runs` does not
-/// describe `fresh` (its first run does not start at 0), neither part gets runs, and the
-/// merge sorts instead.
-#[allow(clippy::type_complexity)]
-fn split_later<U>(
-    fresh: &mut Vec<(u64, usize, U)>,
-    runs: &mut Vec<(usize, usize)>,
-    below: u64,
-) -> (Vec<(u64, usize, U)>, Vec<(usize, usize)>) {
-    let n = fresh.len();
-    let later_count = fresh.iter().filter(|e| e.0 >= below).count();
-    if later_count == 0 {
-        return (Vec::new(), Vec::new());
-    }
-    let mut later_runs = Vec::new();
-    if runs.first().is_some_and(|&(s, _)| s == 0) {
-        let mut keep_runs = Vec::with_capacity(runs.len());
-        let (mut kept, mut moved) = (0, 0);
-        for r in 0..runs.len() {
-            let (start, end) = (runs[r].0, runs.get(r + 1).map_or(n, |&(s, _)| s));
-            let k = fresh[start..end].iter().filter(|e| e.0 < below).count();
-            if k > 0 {
-                keep_runs.push((kept, NO_RUN));
-            }
-            if k < end - start {
-                later_runs.push((moved, NO_RUN));
-            }
-            (kept, moved) = (kept + k, moved + end - start - k);
+impl<U> QueueBatch<U> {
+    /// Takes the cut the batch was given ([`LogKind::cut`]; none is `u64::MAX`), moves the
+    /// fresh entries stamped at or after it out, and returns them as a batch of their own
+    /// (empty where the cut leaves nothing). What stays and what leaves each keep their
+    /// order, and each run leaves its entries before the cut in one run and those after it
+    /// in another (a core's log is in stamp order: its prefix and its suffix). Only the
+    /// entries after the cut move (few: a cut leaves about one log per core that logs the
+    /// object); those before it close up in place. Where `runs` does not describe `fresh`
+    /// (its first run does not start at 0), neither part gets runs, and the merge sorts
+    /// instead.
+    fn split_later(&mut self) -> QueueBatch<U> {
+        let below = std::mem::replace(&mut self.below, u64::MAX);
+        let mut later = QueueBatch::default();
+        let count = self.fresh.iter().filter(|e| e.0 >= below).count();
+        if count == 0 {
+            return later;
         }
-        *runs = keep_runs;
-    } else {
-        runs.clear();
+        let (fresh, runs, n) = (&self.fresh, &mut self.runs, self.fresh.len());
+        if runs.first().is_some_and(|&(s, _)| s == 0) {
+            let mut keep_runs = Vec::with_capacity(runs.len());
+            let (mut kept, mut moved) = (0, 0);
+            for r in 0..runs.len() {
+                let (start, end) = (runs[r].0, runs.get(r + 1).map_or(n, |&(s, _)| s));
+                let k = fresh[start..end].iter().filter(|e| e.0 < below).count();
+                if k > 0 {
+                    keep_runs.push((kept, NO_RUN));
+                }
+                if k < end - start {
+                    later.runs.push((moved, NO_RUN));
+                }
+                (kept, moved) = (kept + k, moved + end - start - k);
+            }
+            *runs = keep_runs;
+        } else {
+            runs.clear();
+        }
+        later.fresh.reserve_exact(count);
+        later.fresh.extend(self.fresh.extract_if(.., |e| e.0 >= below));
+        later
     }
-    let mut later = Vec::with_capacity(later_count);
-    later.extend(fresh.extract_if(.., |e| e.0 >= below));
-    (later, later_runs)
 }
 
 /// No run: the end of a chain ([`QueueBatch::runs`]).
@@ -427,11 +426,7 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
 
     fn apply(state: &mut U::Target, batch: &mut QueueBatch<U>) {
         // A cut ([`LogKind::cut`]) keeps the operations stamped after it for later.
-        let (later, later_runs) = if O && batch.below != u64::MAX {
-            split_later(&mut batch.fresh, &mut batch.runs, std::mem::replace(&mut batch.below, u64::MAX))
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let later = if O { batch.split_later() } else { QueueBatch::default() };
         if O {
             // The merge (or sort) reads and moves the gathered operations.
             #[cfg(all(feature = "trace", not(loom)))]
@@ -444,8 +439,8 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
             batch.runs.clear();
         }
         batch.ready.extend(batch.fresh.drain(..).map(|(_, _, op)| op));
-        if !later.is_empty() {
-            (batch.fresh, batch.runs) = (later, later_runs);
+        if !later.fresh.is_empty() {
+            (batch.fresh, batch.runs) = (later.fresh, later.runs);
         }
         // Global absorption may rewrite any operation; each is then read out.
         #[cfg(all(feature = "trace", not(loom)))]

@@ -219,10 +219,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let pushes = std::mem::take(&mut guard.pushes) as usize;
         let absorbed = absorbed(L::batch_len(&batch).saturating_sub(before), pushes);
         self.domain().stats.retire(core, pushes as u32);
-        guard.publish(0);
-        if L::CUTS {
-            guard.clear_low_mark();
-        }
+        log_left(guard);
         Some(Eviction { victim: self.ptr, batch, why: Why::OwnFullLog { core, absorbed } })
     }
 

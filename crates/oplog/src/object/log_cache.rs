@@ -56,6 +56,17 @@ pub(super) fn holds_a_log(published: usize, id: u64) -> bool {
     published != 0 && published & EMPTIED == 0 && published != id as usize
 }
 
+/// Tells remote readers that the entered slot's log left it (its owner handed it off, or
+/// took it out to apply it), once the log is in its new place: the slot publishes 0 and,
+/// for kinds that cut ([`LogKind::CUTS`]), has no low mark (`object` module docs, "The
+/// cut").
+pub(super) fn log_left<L: LogKind>(slot: &Entered<'_, SlotData<L>>) {
+    slot.publish(0);
+    if L::CUTS {
+        slot.clear_low_mark();
+    }
+}
+
 /// One slot of a core's log cache.
 pub(crate) struct SlotData<L: LogKind> {
     /// The object whose log this is (the address of its shared part, with its provenance,

@@ -370,7 +370,7 @@ use crate::word::{
     STAMP_UNIT_NS, TAG, TAG_SHIFT, Word, core_bit, cores_of, quiescent_word,
 };
 use eviction::Eviction;
-use log_cache::{HeldSlots, NO_OWNER, emptied, holds_a_log};
+use log_cache::{HeldSlots, NO_OWNER, emptied, holds_a_log, log_left};
 use smallvec::SmallVec;
 use std::any::Any;
 use std::fmt;
@@ -1206,10 +1206,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let waiting = d.backlogs.push_evicted(self.id(), &self.get().word, Parked { core, pushes, log });
         d.stats.count(core, Event::HandOff);
         d.stats.retire(core, pushes);
-        guard.publish(0);
-        if L::CUTS {
-            guard.clear_low_mark();
-        }
+        log_left(guard);
         waiting
     }
 
