@@ -220,9 +220,9 @@
 //! * Logs: a log holds at most `max_log_len` entries (the update that fills it hands it to
 //!   the object's backlog, or applies it when the kind's logs may be applied alone and the
 //!   object lock is free); a slot keeps its log's storage after a synchronize. A log that
-//!   may be applied alone is applied at four times `max_log_len` when another core logs
+//!   may be applied alone is applied at eight times `max_log_len` when another core logs
 //!   its object too, and one whose owner finds the lock taken stays in its slot and grows
-//!   to at most eight times `max_log_len` while the owner tries the lock again, before it
+//!   to at most sixteen times `max_log_len` while the owner tries the lock again, before it
 //!   goes to the backlog. A log evicted from the cache is applied by the evictor at once
 //!   when the owner's lock is free and the log may be applied alone (a counter's) or is
 //!   all the owner has logged (no backlog, no other core's log); every other evicted log

@@ -547,9 +547,16 @@ const OVERFULL_FACTOR: usize = 2 * SHARED_FACTOR;
 /// two pinned threads pushing to one object holding `read-mix`'s table of 64 counters
 /// (Intel Xeon 2-core host, 2026-11-27, eight alternated runs of each): 98–115M updates/s
 /// at the length (128) → 124–136M at 3 times → 134–140M at 4 (a cap of 8) → 137–149M at
-/// 8 (a cap of 16); in the host's faster mode, 130–144M → 160–210M at 4. One thread's
-/// logs, and those of an object only one core logs, fall due at the length as before.
-const SHARED_FACTOR: usize = 4;
+/// 8 (a cap of 16); in the host's faster mode, 130–144M → 160–210M at 4. Then 8 against
+/// 4 on the 2-core AMD host (2026-11-30, `oplog-bench read-mix --points 99,100 --threads
+/// 1,2`, four alternated rounds in each of the host's states): two threads at 100 %
+/// updates 299–316M → 369–375M updates/s in its slower state, where each apply first
+/// waits about 400 ns for the lines (two threads against one: 1.67–1.76 → 2.08–2.13),
+/// and 401–423M → 430–442M in its faster one; 99 % and one thread unchanged. `objects`
+/// at two threads, slower state: the user type at 256 objects 184–213M → 225–229M, at
+/// 1,024 with Zipf popularity 61–62M → 58–59M, the rest unchanged. One thread's logs,
+/// and those of an object only one core logs, fall due at the length as before.
+const SHARED_FACTOR: usize = 8;
 
 /// Pushes between an over-full log's tries of the object lock ([`OVERFULL_FACTOR`]).
 const OVERFULL_RETRY: usize = 8;
@@ -3319,8 +3326,9 @@ mod tests {
             let o = OpLog::with_domain(&d, 0);
             (d, o)
         };
-        // Logs of 2, shared: each thread's fills at 8 pushes, 16 turns.
-        let n = 64;
+        // Logs of 2, shared: each thread's fills at `2 * SHARED_FACTOR` pushes, twice as
+        // many turns; each fills four times.
+        let n = 16 * SHARED_FACTOR;
         if !cfg!(miri) && turns_are_fast() {
             // Fresh objects until one's turns all run fast (a thread descheduled for a
             // millisecond makes that one's logs look cold).
