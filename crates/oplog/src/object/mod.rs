@@ -517,9 +517,10 @@ const THRASH_PUSHES: usize = 8;
 /// times in a 200 ms repetition, so four evictions each would be most of their updates.
 const THRASH_WEIGHT: u64 = 2;
 
-/// A full log holding this many times the domain's limit makes the flush wait for a
-/// synchronize already in progress instead of leaving the log to it; so does a backlog of
-/// evicted logs this many times over its limit on the next install.
+/// A backlog of evicted logs this many times over its limit makes the next install wait
+/// for the object lock (a synchronize already in progress) instead of leaving the backlog
+/// to it (`Obj::apply_backlog`). Full logs have their own caps ([`SHARED_FACTOR`],
+/// [`OVERFULL_FACTOR`]).
 const HARD_LIMIT_FACTOR: usize = 4;
 
 /// A full log that may be applied alone, whose owner found the object lock taken, keeps
