@@ -3188,9 +3188,9 @@ mod tests {
     /// [`SAMPLE_EVERY`] per thread) still count the changes of updater where the domain's
     /// hot objects outgrew the cache, so a counter that becomes hot there goes back to
     /// logged. (Not counting them there: two threads updating 65,536 counters with a fixed
-    /// Zipf draw ran 17 % faster, but 16 of those counters that the threads then took turns
-    /// on stayed direct for good, at a ninth of the throughput they reach logged: probe,
-    /// 2-core AMD EPYC host, 2026-11-30.)
+    /// Zipf draw ran 17 % faster, but 16 of those counters that went direct, which both
+    /// threads then updated, stayed direct for good, at a ninth of the throughput they reach
+    /// logged: probe, 2-core AMD EPYC host, 2026-11-30.)
     #[test]
     fn where_counters_outgrew_the_cache_only_a_hot_direct_counter_goes_back_to_logged() {
         let d = Domain::<CounterLog>::new(Config::per_thread().max_threads(2).cache_slots(4)).unwrap();
