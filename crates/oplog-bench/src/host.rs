@@ -10,11 +10,15 @@
 //! 1,024 objects made 139M updates/s while the round trip was about 80 ns and 36M while it
 //! was 400, a `Mutex` per object 167M and 123M (`objects`, 2 threads, 2026-11-29). A table
 //! measured across a switch mixes states. So the runner measures the round trip between
-//! the CPUs of threads 0 and 1 just before and just after each experiment, and reports
-//! both: ratios are comparable between runs whose round trips are alike, and an experiment
-//! whose two figures differ caught a switch (the annex then says so: [`SWITCH_FACTOR`]).
-//! Two alike figures do not prove that a long experiment saw no switch in between
-//! (`objects` takes minutes).
+//! the CPUs of threads 0 and 1 just before each experiment, between its points whenever
+//! [`WATCH_EVERY`] passed since the last measurement, and just after it ([`Watch`]), and
+//! reports them: each record carries the last figure measured before it was made
+//! (`round_trip_ns`), so ratios are comparable between points whose round trips are alike,
+//! and the annex lists the figures before and after and every switch in between (a figure
+//! [`SWITCH_FACTOR`] away from the one before), with a note when the experiment saw one.
+//! Measured only before and after, a switch in the middle of a long experiment went
+//! unseen: `objects` (three and a half minutes) found 3 of its 16 targets missed with
+//! 45 ns before and 47 ns after, at the figures of the 400 ns state (2026-11-30).
 //!
 //! The measurement is a ping-pong: two threads pinned to those CPUs take turns
 //! incrementing one padded atomic, each waiting for the other's increment, for
@@ -129,35 +133,144 @@ impl Game {
     }
 }
 
-/// Before and after figures further apart than this factor say that the host switched
-/// state during the experiment (the development host's states, about 50, 80–110 and
-/// 370–430 ns, are 2–8× apart; repeated measurements in one state agree within about 1.5×).
+/// Figures further apart than this factor say that the host switched state (the
+/// development host's states, about 50, 80–110 and 370–430 ns, are 2–8× apart; repeated
+/// measurements in one state agree within about 1.5×).
 pub const SWITCH_FACTOR: f64 = 2.0;
 
-/// The `host` annex of an experiment: the round trips measured before and after it, with a
-/// note when they differ by more than [`SWITCH_FACTOR`].
-pub fn annex(before: Option<RoundTrip>, after: Option<RoundTrip>) -> Option<Annex> {
-    if before.is_none() && after.is_none() {
+/// How long after a measurement a [`Watch`] measures again, before the next point: each
+/// measurement takes up to [`BUDGET`], so this costs at most 2 % of a run.
+pub const WATCH_EVERY: Duration = Duration::from_secs(5);
+
+/// When a [`Watch`] measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Before the experiment's first point.
+    Before,
+    /// Between two points.
+    During,
+    /// After its last point.
+    After,
+}
+
+/// One measurement of a [`Watch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Before, between points, or after.
+    pub when: When,
+    /// Since the experiment began.
+    pub at: Duration,
+    /// The point measured next (`During`: the label [`Watch::between`] got; empty otherwise).
+    pub point: String,
+    /// The figure.
+    pub trip: RoundTrip,
+}
+
+/// The round trip of one experiment after another, measured before it, between its points
+/// at most every [`WATCH_EVERY`], and after it (module docs).
+pub struct Watch {
+    measure: Box<dyn FnMut() -> Option<RoundTrip>>,
+    every: Duration,
+    started: Instant,
+    last: Option<Instant>,
+    samples: Vec<Sample>,
+}
+
+impl Watch {
+    /// A watch measuring between the CPUs that `placement` gives threads 0 and 1
+    /// ([`line_round_trip`]).
+    pub fn new(placement: Placement) -> Self {
+        Self::with_probe(WATCH_EVERY, move || line_round_trip(&placement))
+    }
+
+    /// A watch that measures with `measure`, again once `every` passed since the last
+    /// measurement (tests give figures of their own).
+    pub fn with_probe(every: Duration, measure: impl FnMut() -> Option<RoundTrip> + 'static) -> Self {
+        Self { measure: Box::new(measure), every, started: Instant::now(), last: None, samples: Vec::new() }
+    }
+
+    /// Starts an experiment: forgets the last one's figures, and measures.
+    pub fn begin(&mut self) {
+        self.samples.clear();
+        self.started = Instant::now();
+        self.sample(When::Before, "");
+    }
+
+    /// Before the point labelled `point`: measures if `every` passed since the last
+    /// measurement.
+    pub fn between(&mut self, point: &str) {
+        if self.last.is_none_or(|t| t.elapsed() >= self.every) {
+            self.sample(When::During, point);
+        }
+    }
+
+    /// The last figure measured in this experiment, in nanoseconds.
+    pub fn latest(&self) -> Option<f64> {
+        self.samples.last().map(|s| s.trip.ns)
+    }
+
+    /// Ends the experiment: measures, and returns its `host` annex ([`annex`]).
+    pub fn end(&mut self) -> Option<Annex> {
+        self.sample(When::After, "");
+        annex(&self.samples)
+    }
+
+    /// Measures; keeps the figure, if there is one.
+    fn sample(&mut self, when: When, point: &str) {
+        let trip = (self.measure)();
+        self.last = Some(Instant::now());
+        if let Some(trip) = trip {
+            self.samples.push(Sample { when, at: self.started.elapsed(), point: point.to_owned(), trip });
+        }
+    }
+}
+
+/// Whether two figures are more than [`SWITCH_FACTOR`] apart.
+fn switched(a: f64, b: f64) -> bool {
+    a.max(b) > SWITCH_FACTOR * a.min(b)
+}
+
+/// The `host` annex of an experiment measured at `samples` (in order): the figures before
+/// and after it, and each figure between its points that switched from the one measured
+/// before it, with a note when any two figures are more than [`SWITCH_FACTOR`] apart.
+pub fn annex(samples: &[Sample]) -> Option<Annex> {
+    if samples.is_empty() {
         return None;
     }
     let mut annex = Annex::new(
         "host",
-        "host: cache-line round trip between the CPUs of threads 0 and 1, before and after (module `host`)",
-        &["when", "cpu_a", "cpu_b", "round_trip_ns"],
+        "host: cache-line round trip between the CPUs of threads 0 and 1: before, at each switch between points, \
+         and after (module `host`)",
+        &["when", "at_s", "next_point", "cpu_a", "cpu_b", crate::output::ROUND_TRIP_FIELD],
     );
-    for (when, trip) in [("before", before), ("after", after)] {
-        if let Some(t) = trip {
-            annex.rows.push(vec![json!(when), json!(t.cpus.0), json!(t.cpus.1), json!(crate::output::round(1, t.ns))]);
-        }
+    let mut previous: Option<f64> = None;
+    for s in samples {
+        let when = match s.when {
+            When::Before => "before",
+            When::During if !previous.is_some_and(|p| switched(p, s.trip.ns)) => {
+                previous = Some(s.trip.ns);
+                continue;
+            }
+            When::During => "during",
+            When::After => "after",
+        };
+        previous = Some(s.trip.ns);
+        annex.rows.push(vec![
+            json!(when),
+            json!(crate::output::round(1, s.at.as_secs_f64())),
+            json!(s.point),
+            json!(s.trip.cpus.0),
+            json!(s.trip.cpus.1),
+            json!(crate::output::round(1, s.trip.ns)),
+        ]);
     }
-    if let (Some(b), Some(a)) = (before, after)
-        && b.ns.max(a.ns) > SWITCH_FACTOR * b.ns.min(a.ns)
-    {
+    let (low, high) = samples.iter().fold((f64::INFINITY, 0.0_f64), |(l, h), s| (l.min(s.trip.ns), h.max(s.trip.ns)));
+    if switched(low, high) {
         annex.note(format!(
-            "the round trip went from {:.0} to {:.0} ns during the experiment: the host switched state, so its \
-             table may mix points measured in both; measure the points that matter again (`--points`) while \
-             the round trip stays put",
-            b.ns, a.ns
+            "the round trip ranged from {low:.0} to {high:.0} ns during the experiment: the host switched state, so \
+             its table mixes points measured in both (each record's `round_trip_ns`, with --json or --out, is the \
+             last figure measured before the record was made); measure the points that matter again (`--points`) while the \
+             round trip stays put"
         ));
     }
     Some(annex)
@@ -193,28 +306,75 @@ mod tests {
         if let Some(cpu) = one {
             assert_eq!(line_round_trip(&Placement::over(vec![cpu])), None);
         }
-        assert_eq!(annex(None, None), None);
+        assert_eq!(annex(&[]), None);
+        let mut watch = Watch::with_probe(Duration::ZERO, || None);
+        watch.begin();
+        watch.between("a");
+        assert_eq!((watch.latest(), watch.end()), (None, None));
+    }
+
+    /// A watch whose probe returns `figures` in turn, measuring before every point.
+    fn watch_of(figures: Vec<f64>) -> Watch {
+        let mut figures = figures.into_iter();
+        Watch::with_probe(Duration::ZERO, move || figures.next().map(|ns| RoundTrip { cpus: (0, 1), ns }))
+    }
+
+    fn rows(annex: &Annex) -> Vec<(String, String, f64)> {
+        let text = |v: &serde_json::Value| v.as_str().unwrap().to_owned();
+        annex.rows.iter().map(|r| (text(&r[0]), text(&r[2]), r[5].as_f64().unwrap())).collect()
     }
 
     #[test]
-    fn the_annex_has_a_row_per_measurement() {
-        let t = RoundTrip { cpus: (0, 1), ns: 101.26 };
-        let a = annex(Some(t), None).expect("one measurement makes an annex");
-        assert_eq!(a.rows, vec![vec![json!("before"), json!(0), json!(1), json!(crate::output::round(1, 101.26))]]);
-        assert_eq!(annex(Some(t), Some(t)).unwrap().rows.len(), 2);
-        assert!(annex(Some(t), Some(t)).unwrap().notes.is_empty());
+    fn before_and_after_make_the_annex_of_a_steady_host() {
+        let mut watch = watch_of(vec![101.26, 90.0, 95.0]);
+        watch.begin();
+        assert_eq!(watch.latest(), Some(101.26));
+        watch.between("oplog 2T");
+        assert_eq!(watch.latest(), Some(90.0));
+        let a = watch.end().expect("measured");
+        let round = crate::output::round(1, 101.26);
+        assert_eq!(rows(&a), [("before".into(), String::new(), round), ("after".into(), String::new(), 95.0)]);
+        assert!(a.notes.is_empty(), "{:?}", a.notes);
     }
 
     #[test]
-    fn a_switch_of_state_is_noted() {
-        let fast = RoundTrip { cpus: (0, 1), ns: 50.0 };
-        let slow = RoundTrip { cpus: (0, 1), ns: 406.0 };
-        let noted = annex(Some(fast), Some(slow)).unwrap().notes;
-        assert_eq!(noted.len(), 1);
-        assert!(noted[0].starts_with("the round trip went from 50 to 406 ns"), "{noted:?}");
-        assert_eq!(annex(Some(slow), Some(fast)).unwrap().notes.len(), 1);
-        let alike = RoundTrip { ns: 90.0, ..fast };
-        assert!(annex(Some(fast), Some(alike)).unwrap().notes.is_empty());
-        assert!(annex(Some(fast), None).unwrap().notes.is_empty());
+    fn a_switch_between_points_is_listed_and_noted() {
+        // Steady, then slow from the second point on, then fast again before the end.
+        let mut watch = watch_of(vec![50.0, 52.0, 406.0, 410.0, 48.0, 47.0]);
+        watch.begin();
+        for point in ["a 1T", "a 2T", "b 1T", "b 2T"] {
+            watch.between(point);
+        }
+        let a = watch.end().expect("measured");
+        assert_eq!(
+            rows(&a),
+            [
+                ("before".into(), String::new(), 50.0),
+                ("during".into(), "a 2T".into(), 406.0),
+                ("during".into(), "b 2T".into(), 48.0),
+                ("after".into(), String::new(), 47.0),
+            ]
+        );
+        assert_eq!(a.notes.len(), 1);
+        assert!(a.notes[0].starts_with("the round trip ranged from 47 to 410 ns"), "{:?}", a.notes);
+        // The next experiment starts afresh.
+        let mut watch = watch_of(vec![406.0, 50.0]);
+        watch.begin();
+        assert!(watch.end().unwrap().notes.len() == 1);
+    }
+
+    #[test]
+    fn a_watch_measures_again_only_once_its_interval_passed() {
+        let count = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = count.clone();
+        let mut watch = Watch::with_probe(Duration::from_secs(3600), move || {
+            counted.set(counted.get() + 1);
+            Some(RoundTrip { cpus: (0, 1), ns: 50.0 })
+        });
+        watch.begin();
+        (0..10).for_each(|_| watch.between("p"));
+        assert_eq!(count.get(), 1, "within the interval, points measure nothing");
+        watch.end();
+        assert_eq!(count.get(), 2);
     }
 }

@@ -9,7 +9,7 @@
 //!   their noise bands;
 //! - [`harness`]: the throughput runner (pinned threads, start gate, stop flag, median of reps);
 //! - [`host`]: the cache-line round trip between two CPUs, measured around each experiment
-//!   (the `host` annex);
+//!   and between its points (the `host` annex and each record's `round_trip_ns`);
 //! - [`pin`]: CPU affinity and the current CPU id;
 //! - [`spin`]: busy work and cycle counts in clock ticks;
 //! - [`alloc_count`]: the global allocator that counts heap bytes for the `memory`
@@ -102,13 +102,10 @@ pub fn run(cli: &Cli) -> io::Result<()> {
     let settings = cli.settings();
     let total = experiments.iter().map(|e| e.points(&settings)).sum();
     let mut sink = Sink::new(cli.sink_options(out_dir), total)?;
+    sink.watch_host(host::Watch::new(settings.placement.clone()));
     for experiment in experiments {
         sink.begin(experiment);
-        let before = host::line_round_trip(&settings.placement);
         experiment.run(&settings, &mut sink)?;
-        if let Some(annex) = host::annex(before, host::line_round_trip(&settings.placement)) {
-            sink.annex(annex)?;
-        }
         sink.end()?;
     }
     sink.finish()

@@ -43,15 +43,19 @@ fn counter_json_run_writes_lines_csv_and_svg() {
     assert!(out.status.success(), "status {:?}\n{stderr}", out.status);
 
     let mut seen = HashSet::new();
-    let mut host_rows = 0;
+    let mut host_rows = Vec::new();
+    // The host's round trip before and after, and with every record, where two CPUs are
+    // there to measure it.
+    let measured = ordo::cpu::allowed().len() >= 2;
     for line in stdout.lines() {
         let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
         assert_eq!(v["experiment"], "counter", "{line}");
         if v["annex"] == "host" {
             assert!(v["round_trip_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{line}");
-            host_rows += 1;
+            host_rows.push(v["when"].as_str().expect("when is a string").to_owned());
             continue;
         }
+        assert_eq!(v["round_trip_ns"].as_f64().is_some_and(|ns| ns > 0.0), measured, "{line}");
         assert_eq!(v["reps"], 1, "{line}");
         assert_eq!(v["duration_ms"], 20, "{line}");
         let ops = v["ops_per_sec"].as_f64().expect("ops_per_sec is a number");
@@ -63,9 +67,14 @@ fn counter_json_run_writes_lines_csv_and_svg() {
     let expected: HashSet<(String, u64)> =
         COUNTER_IMPLS.iter().flat_map(|id| [1, 2].map(|t| (id.to_string(), t))).collect();
     assert_eq!(seen, expected, "stdout:\n{stdout}");
-    // The host's round trip before and after, where two CPUs are there to measure it.
-    let cpus = ordo::cpu::allowed().len();
-    assert_eq!(host_rows, if cpus >= 2 { 2 } else { 0 }, "stdout:\n{stdout}");
+    // Before and after; a row between points only where the host switched state then.
+    if measured {
+        assert_eq!(host_rows.first().map(String::as_str), Some("before"), "stdout:\n{stdout}");
+        assert_eq!(host_rows.last().map(String::as_str), Some("after"), "stdout:\n{stdout}");
+        assert!(host_rows[1..host_rows.len() - 1].iter().all(|w| w == "during"), "stdout:\n{stdout}");
+    } else {
+        assert!(host_rows.is_empty(), "stdout:\n{stdout}");
+    }
 
     let csv = std::fs::read_to_string(out_dir.join("counter.csv")).expect("counter.csv");
     let mut lines = csv.lines();

@@ -211,6 +211,8 @@ pub struct Sink {
     /// The report's description of the cores, taken before any experiment ran.
     cores: String,
     started: Instant,
+    /// Measures the host's round trip around and between the points ([`Sink::watch_host`]).
+    watch: Option<crate::host::Watch>,
 }
 
 /// The experiment in progress and its records so far.
@@ -256,7 +258,15 @@ impl Sink {
             sections: Vec::new(),
             cores: report::cores_line(),
             started: Instant::now(),
+            watch: None,
         })
+    }
+
+    /// Measures the host's cache-line round trip with `watch` before each experiment,
+    /// between its points, and after it: each record gets the last figure as
+    /// `round_trip_ns`, and each experiment the `host` annex (module `host`).
+    pub fn watch_host(&mut self, watch: crate::host::Watch) {
+        self.watch = Some(watch);
     }
 
     /// The directory `--out` names, if any (experiments that write files of their own put
@@ -274,10 +284,16 @@ impl Sink {
             figures: Vec::new(),
             started: Instant::now(),
         });
+        if let Some(watch) = &mut self.watch {
+            watch.begin();
+        }
     }
 
-    /// Shows which point is being measured now.
+    /// Shows which point is being measured now (and lets the host's watch measure first).
     pub fn point(&mut self, impl_id: &str, threads: usize) {
+        if let Some(watch) = &mut self.watch {
+            watch.between(&format!("{impl_id} {threads}T"));
+        }
         let name = self.current.as_ref().map_or("", |c| c.experiment.name());
         let unit = if threads == 1 { "thread" } else { "threads" };
         self.progress.set_message(format!("{name}: {impl_id}, {threads} {unit}"));
@@ -299,7 +315,10 @@ impl Sink {
 
     /// Accepts one measured point: prints it at once with `--json`, keeps it for the table
     /// and files, and advances the progress bar. Panics outside `begin`..`end`.
-    pub fn push(&mut self, record: Record) -> io::Result<()> {
+    pub fn push(&mut self, mut record: Record) -> io::Result<()> {
+        if let Some(ns) = self.watch.as_ref().and_then(crate::host::Watch::latest) {
+            record.extra.insert(ROUND_TRIP_FIELD.to_owned(), round(1, ns).into());
+        }
         let current = self.current.as_ref().expect("Sink::push outside begin/end");
         assert!(
             current.experiment.ids().contains(&record.impl_id.as_str()),
@@ -349,6 +368,11 @@ impl Sink {
     /// CSV and SVG into the output directory, if any (not for an experiment that pushed
     /// only annexes), and keeps its report section.
     pub fn end(&mut self) -> io::Result<()> {
+        if self.current.is_some()
+            && let Some(annex) = self.watch.as_mut().and_then(crate::host::Watch::end)
+        {
+            self.annex(annex)?;
+        }
         let Some(current) = self.current.take() else {
             return Ok(());
         };
@@ -459,6 +483,12 @@ fn naming(path: &Path, what: &str, e: io::Error) -> io::Error {
 
 /// Every JSON line of a run, in the output directory.
 pub const JSONL_FILE: &str = "all.jsonl";
+
+/// The field of every record that holds the host's cache-line round trip measured last
+/// before the record was made, in nanoseconds (module `host`; absent where it could not be
+/// measured).
+pub const ROUND_TRIP_FIELD: &str = "round_trip_ns";
+
 /// The Markdown report, in the output directory.
 pub const REPORT_FILE: &str = "report.md";
 
