@@ -91,8 +91,8 @@
 //! processor keeps throughput up by overlapping many updates' transfers, and overlaps fewer
 //! the more each update does: there, two threads updating 65,536 objects drawn uniformly
 //! ran direct counters at 0.4× an array of `AtomicU64` (150–160M against 371–391M updates/s;
-//! 26 instructions per update against 8, loop included) and a user type at 0.65–1.0× a
-//! `Mutex` each (66–70M against 65–105M; 75 instructions against 44), where reaching each
+//! 26 instructions per update against 8, loop included) and a user type at 0.63–0.68× a
+//! `Mutex` each (66–71M against 104–105M; 75 instructions against 44), where reaching each
 //! atomic through a pointer, as through any handle, cost 0.58× alone (225M); at 45 ns the
 //! counters ran at 0.9× (2-core AMD EPYC host, 2026-11-30).
 //!
