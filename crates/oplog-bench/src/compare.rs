@@ -11,7 +11,12 @@
 //! repetitions: from the worst case (the new run's worst repetition against the old run's
 //! best) to the best case (the new run's best against the old run's worst). A change is
 //! `better` or `worse` only when the whole band lies above or below 1.00x; otherwise it is
-//! `within noise`. Points measured by only one run are listed as added or removed.
+//! `within noise`. Points measured by only one run are listed as added or removed. Where
+//! both records carry the host's cache-line round trip (`round_trip_ns`, measured by the
+//! run before the point: [`Watch`](crate::host::Watch)) and the two differ by more than
+//! [`SWITCH_FACTOR`](crate::host::SWITCH_FACTOR), the point is `host differs` whatever its
+//! band: the host's state, not the change, may explain its ratio (the development host's
+//! `objects` figures move up to 3x with it); the table shows both round trips.
 //!
 //! The extremes of `ops_per_sec` are the records' `min_ops_per_sec` and `max_ops_per_sec`;
 //! another metric's are the extra fields `min_<key>` and `max_<key>` where an experiment
@@ -36,8 +41,9 @@ use clap::Parser;
 use serde_json::Value;
 
 use crate::experiments::{Experiment, Metric, REGISTRY, XAxis, by_name};
+use crate::host;
 use crate::output::verdict::oriented;
-use crate::output::{JSONL_FILE, Record, Series, format_eng, group_series, probe_dir, render_chart};
+use crate::output::{JSONL_FILE, ROUND_TRIP_FIELD, Record, Series, format_eng, group_series, probe_dir, render_chart};
 
 /// The subcommand's name, the first argument after the program name.
 pub const COMMAND: &str = "compare";
@@ -208,16 +214,21 @@ pub enum Change {
     WithinNoise,
     /// A value is zero, so no ratio is finite.
     NotComparable,
+    /// The two runs measured the point while the host's cache-line round trip differed by
+    /// more than [`host::SWITCH_FACTOR`] (each record's `round_trip_ns`): the host, not the
+    /// change, may explain the ratio.
+    HostDiffers,
 }
 
 impl Change {
-    /// `better`, `worse`, `within noise`, `not comparable`.
+    /// `better`, `worse`, `within noise`, `not comparable`, `host differs`.
     pub fn word(self) -> &'static str {
         match self {
             Change::Better => "better",
             Change::Worse => "worse",
             Change::WithinNoise => "within noise",
             Change::NotComparable => "not comparable",
+            Change::HostDiffers => "host differs",
         }
     }
 }
@@ -268,12 +279,20 @@ pub struct Row {
     pub new: Spread,
     /// New against old, `None` when not comparable.
     pub ratio: Option<Ratio>,
+    /// The host's cache-line round trip when each run measured the point, in nanoseconds
+    /// (the records' `round_trip_ns`), where both records have one.
+    pub round_trips: Option<(f64, f64)>,
 }
 
 impl Row {
-    /// The row's judgement.
+    /// The row's judgement: [`Change::HostDiffers`] where the round trips say so, else the
+    /// ratio's.
     pub fn change(&self) -> Change {
-        self.ratio.map_or(Change::NotComparable, |r| r.change())
+        match (self.ratio, self.round_trips) {
+            (None, _) => Change::NotComparable,
+            (Some(_), Some((old, new))) if host::switched(old, new) => Change::HostDiffers,
+            (Some(r), _) => r.change(),
+        }
     }
 }
 
@@ -308,14 +327,15 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
     let axis = experiment.map_or(XAxis::Threads, |e| e.x_axis());
     let metric = experiment.map_or(Metric::OPS_PER_SEC, |e| e.metric());
     let ids = experiment.map(|e| e.ids()).unwrap_or_default();
-    let points = |records: &[Record]| -> BTreeMap<Point, Spread> {
+    let points = |records: &[Record]| -> BTreeMap<Point, (Spread, Option<f64>)> {
         records
             .iter()
             .filter(|r| r.experiment == name)
             .filter_map(|r| {
                 let rank = ids.iter().position(|id| *id == r.impl_id).unwrap_or(ids.len());
                 let point = Point { rank, id: r.impl_id.clone(), threads: r.threads, x: axis.value(r)? };
-                Some((point, Spread::of(metric, r)?))
+                let round_trip = r.extra.get(ROUND_TRIP_FIELD).and_then(Value::as_f64);
+                Some((point, (Spread::of(metric, r)?, round_trip)))
             })
             .collect()
     };
@@ -324,15 +344,17 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
         XAxis::Threads => format!("{}T", p.threads),
         XAxis::Param { .. } => format!("{}T {}", p.threads, axis.heading(p.x)),
     };
-    let only = |a: &BTreeMap<Point, Spread>, b: &BTreeMap<Point, Spread>| -> Vec<String> {
-        a.keys().filter(|p| !b.contains_key(p)).map(|p| format!("{} at {}", p.id, label(p))).collect()
-    };
+    let only =
+        |a: &BTreeMap<Point, (Spread, Option<f64>)>, b: &BTreeMap<Point, (Spread, Option<f64>)>| -> Vec<String> {
+            a.keys().filter(|p| !b.contains_key(p)).map(|p| format!("{} at {}", p.id, label(p))).collect()
+        };
     let rows = old
         .iter()
-        .filter_map(|(p, &o)| {
-            let &n = new.get(p)?;
+        .filter_map(|(p, &(o, old_trip))| {
+            let &(n, new_trip) = new.get(p)?;
             let ratio = Ratio::of(metric.higher_is_better, o, n);
-            Some(Row { id: p.id.clone(), point: label(p), old: o, new: n, ratio })
+            let round_trips = old_trip.zip(new_trip);
+            Some(Row { id: p.id.clone(), point: label(p), old: o, new: n, ratio, round_trips })
         })
         .collect();
     Section { experiment: name.to_owned(), metric, rows, added: only(&new, &old), removed: only(&old, &new) }
@@ -402,7 +424,8 @@ fn title(section: &Section) -> String {
 
 /// The cells of a section's table, header first.
 fn cells(section: &Section) -> Vec<Vec<String>> {
-    let header = ["impl", "point", "old", "new", "ratio", "band", "change"].map(str::to_owned).to_vec();
+    let header =
+        ["impl", "point", "old", "new", "ratio", "band", "change", "round trip ns"].map(str::to_owned).to_vec();
     let rows = section.rows.iter().map(|row| {
         let (ratio, band) = row.ratio.map_or(("-".to_owned(), "-".to_owned()), |r| {
             (times(r.ratio), format!("{}..{}", times(r.worst), times(r.best)))
@@ -415,6 +438,7 @@ fn cells(section: &Section) -> Vec<Vec<String>> {
             ratio,
             band,
             row.change().word().to_owned(),
+            row.round_trips.map_or("-".to_owned(), |(old, new)| format!("{old:.0} / {new:.0}")),
         ]
     });
     std::iter::once(header).chain(rows).collect()
@@ -429,8 +453,13 @@ fn summary(sections: &[Section]) -> String {
         0 => String::new(),
         n => format!(", {n} not comparable"),
     };
+    let host_differs = match count(Change::HostDiffers) {
+        0 => String::new(),
+        n => format!(", {n} measured while the host's round trip differed"),
+    };
     format!(
-        "{} points in both runs: {} better, {} worse, {} within noise{not_comparable}; {} added, {} removed.",
+        "{} points in both runs: {} better, {} worse, {} within noise{not_comparable}{host_differs}; {} added, {} \
+         removed.",
         rows.len(),
         count(Change::Better),
         count(Change::Worse),
@@ -467,7 +496,8 @@ pub fn render_markdown(old: &Path, new: &Path, sections: &[Section], charts: &BT
     let mut out = format!(
         "# oplog-bench compare\n\nOld: `{}`  \nNew: `{}`\n\nRatios are new/old, oriented: above 1.00x is better. \
          The band runs from the new run's worst repetition against the old run's best to its best against \
-         the old run's worst; a change is better or worse only when the whole band is above or below 1.00x.\n\n{}\n",
+         the old run's worst; a change is better or worse only when the whole band is above or below 1.00x, \
+         and `host differs` where the runs' cache-line round trips (last column) are more than 2x apart.\n\n{}\n",
         old.display(),
         new.display(),
         summary(sections)
@@ -629,6 +659,50 @@ mod tests {
         assert!(at("atomic (old)") < at("atomic (new)") && at("atomic (new)") < at("mutex (old)"));
         assert!(at("mutex (old)") < at("mutex (new)"));
         assert!(chart("no-such-experiment", &old, &new).is_none());
+    }
+
+    #[test]
+    fn a_point_measured_while_the_host_differed_is_not_judged() {
+        let (s, fast) = (spread(100.0, 95.0, 105.0), spread(200.0, 190.0, 210.0));
+        let at = |r: Record, ns: f64| r.with(ROUND_TRIP_FIELD, ns);
+        let old = [
+            at(record("counter", "atomic", 1, None, s), 50.0),
+            at(record("counter", "atomic", 2, None, s), 50.0),
+            at(record("counter", "mutex", 1, None, s), 50.0),
+            record("counter", "mutex", 2, None, s),
+        ];
+        let new = [
+            at(record("counter", "atomic", 1, None, fast), 60.0),
+            at(record("counter", "atomic", 2, None, fast), 400.0),
+            at(record("counter", "mutex", 1, None, fast), 20.0),
+            at(record("counter", "mutex", 2, None, fast), 400.0),
+        ];
+        let sections = compare(&old, &new);
+        type Judged<'a> = (&'a str, &'a str, Change, Option<(f64, f64)>);
+        let rows: Vec<Judged<'_>> =
+            sections[0].rows.iter().map(|r| (r.id.as_str(), r.point.as_str(), r.change(), r.round_trips)).collect();
+        assert_eq!(
+            rows,
+            [
+                ("atomic", "1T", Change::Better, Some((50.0, 60.0))),
+                // Eight times slower transfers: the ratio is shown, not judged.
+                ("atomic", "2T", Change::HostDiffers, Some((50.0, 400.0))),
+                // Faster ones too.
+                ("mutex", "1T", Change::HostDiffers, Some((50.0, 20.0))),
+                // A record without the figure (an older run) is judged as before.
+                ("mutex", "2T", Change::Better, None),
+            ]
+        );
+        let text = render_text(&sections);
+        let line = text.lines().find(|l| l.starts_with("atomic     2T")).expect("the row");
+        assert!(line.contains("host differs") && line.ends_with("50 / 400"), "{text}");
+        assert!(
+            text.ends_with(
+                "4 points in both runs: 2 better, 0 worse, 0 within noise, 2 measured while the host's round trip \
+                 differed; 0 added, 0 removed.\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! reports them: each record carries the last figure measured before it was made
 //! (`round_trip_ns`), so ratios are comparable between points whose round trips are alike,
 //! and the annex lists the figures before and after and every switch in between (a figure
-//! [`SWITCH_FACTOR`] away from the one before), with a note when the experiment saw one.
+//! more than [`SWITCH_FACTOR`] times above or below the one before), with a note when the
+//! experiment saw one.
 //! Measured only before and after, a switch in the middle of a long experiment went
 //! unseen: `objects` (three and a half minutes) found 3 of its 16 targets missed with
 //! 45 ns before and 47 ns after, at the figures of the 400 ns state (2026-11-30).
@@ -166,8 +167,8 @@ pub struct Sample {
     pub trip: RoundTrip,
 }
 
-/// The round trip of one experiment after another, measured before it, between its points
-/// at most every [`WATCH_EVERY`], and after it (module docs).
+/// The host's round trip through each experiment in turn: measured before it, between its
+/// points at most every [`WATCH_EVERY`], and after it (module docs).
 pub struct Watch {
     measure: Box<dyn FnMut() -> Option<RoundTrip>>,
     every: Duration,
@@ -226,7 +227,7 @@ impl Watch {
 }
 
 /// Whether two figures are more than [`SWITCH_FACTOR`] apart.
-fn switched(a: f64, b: f64) -> bool {
+pub fn switched(a: f64, b: f64) -> bool {
     a.max(b) > SWITCH_FACTOR * a.min(b)
 }
 
