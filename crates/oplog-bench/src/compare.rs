@@ -353,7 +353,7 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
         .filter_map(|(p, &(o, old_trip))| {
             let &(n, new_trip) = new.get(p)?;
             let ratio = Ratio::of(metric.higher_is_better, o, n);
-            let round_trips = old_trip.zip(new_trip);
+            let round_trips = old_trip.zip(new_trip).filter(|_| metric.timed);
             Some(Row { id: p.id.clone(), point: label(p), old: o, new: n, ratio, round_trips })
         })
         .collect();
@@ -584,7 +584,7 @@ mod tests {
     fn spreads_come_from_the_recorded_extremes_or_the_metrics_own_fields() {
         let r = record("counter", "atomic", 1, None, spread(10.0, 8.0, 12.0));
         assert_eq!(Spread::of(Metric::OPS_PER_SEC, &r), Some(spread(10.0, 8.0, 12.0)));
-        let bytes = Metric { key: "bytes_per_object", label: "bytes", higher_is_better: false };
+        let bytes = Metric { key: "bytes_per_object", label: "bytes", higher_is_better: false, timed: false };
         assert_eq!(Spread::of(bytes, &r), None, "no value for the metric");
         let r = r.with("bytes_per_object", 64.0);
         assert_eq!(Spread::of(bytes, &r), Some(spread(64.0, 64.0, 64.0)), "no spread recorded");
@@ -703,6 +703,10 @@ mod tests {
             ),
             "{text}"
         );
+        // A count of bytes does not move with the host: judged as always.
+        let bytes = |n: f64, ns: f64| at(record("memory", "oplog", 1, None, s).with("bytes_per_object", n), ns);
+        let memory = compare(&[bytes(24.0, 50.0)], &[bytes(32.0, 400.0)]);
+        assert_eq!((memory[0].rows[0].change(), memory[0].rows[0].round_trips), (Change::Worse, None));
     }
 
     #[test]

@@ -235,7 +235,7 @@ impl Experiment for BoundaryExperiment {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: "normalized", label: "throughput / throughput at 1x", higher_is_better: true }
+        Metric { key: "normalized", label: "throughput / throughput at 1x", higher_is_better: true, timed: true }
     }
 
     fn points(&self, settings: &Settings) -> u64 {

@@ -283,7 +283,7 @@ impl Experiment for Contention {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: METRIC_KEY, label: "ticks per access (x86-64: TSC cycles)", higher_is_better: false }
+        Metric { key: METRIC_KEY, label: "ticks per access (x86-64: TSC cycles)", higher_is_better: false, timed: true }
     }
 
     fn ratios(&self) -> Ratios {

@@ -339,7 +339,7 @@ impl Experiment for Memory {
     }
 
     fn metric(&self) -> Metric {
-        Metric { key: "bytes_per_object", label: "bytes per object", higher_is_better: false }
+        Metric { key: "bytes_per_object", label: "bytes per object", higher_is_better: false, timed: false }
     }
 
     fn roles(&self) -> Roles {

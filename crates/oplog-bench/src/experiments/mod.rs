@@ -185,16 +185,19 @@ pub struct Metric {
     pub label: &'static str,
     /// Whether more is better (throughput) or less (ticks, bytes).
     pub higher_is_better: bool,
+    /// Whether the value is a time or a rate, which the host's state moves (module `host`),
+    /// rather than a count such as bytes: `compare` checks the runs' round trips only then.
+    pub timed: bool,
 }
 
 impl Metric {
     /// Median operations per second (all threads together).
-    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s", higher_is_better: true };
+    pub const OPS_PER_SEC: Metric = Metric { key: "ops_per_sec", label: "ops/s", higher_is_better: true, timed: true };
 
     /// Median transactions per second (all threads together): `ops_per_sec` of the
     /// transactional experiments.
     pub const TRANSACTIONS_PER_SEC: Metric =
-        Metric { key: "ops_per_sec", label: "transactions/s", higher_is_better: true };
+        Metric { key: "ops_per_sec", label: "transactions/s", higher_is_better: true, timed: true };
 
     /// The record's value of this metric, or `None` if the record lacks a numeric one.
     pub fn value(&self, record: &Record) -> Option<f64> {

@@ -662,7 +662,7 @@ mod tests {
 
     #[test]
     fn series_follow_the_metric() {
-        let metric = Metric { key: "bytes_per_object", label: "bytes/object", higher_is_better: false };
+        let metric = Metric { key: "bytes_per_object", label: "bytes/object", higher_is_better: false, timed: false };
         let records = vec![
             record("plain", 1, 5.0).with("bytes_per_object", 8.0),
             record("plain", 2, 9.0).with("bytes_per_object", 8.0),

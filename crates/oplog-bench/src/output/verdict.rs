@@ -452,7 +452,7 @@ mod tests {
     fn lower_is_better_metrics_are_oriented_and_misses_are_listed() {
         let fake = Fake {
             axis: XAxis::Param { key: "update_pct", label: "updates" },
-            metric: Metric { key: "ops_per_sec", label: "ticks", higher_is_better: false },
+            metric: Metric { key: "ops_per_sec", label: "ticks", higher_is_better: false, timed: true },
             roles: Roles { default: Some("oplog"), baselines: &["mutex"], floor: None, targets: TARGETS },
         };
         let records = [
