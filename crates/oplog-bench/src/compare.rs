@@ -14,9 +14,10 @@
 //! `within noise`. Points measured by only one run are listed as added or removed. Where
 //! both records carry the host's cache-line round trip (`round_trip_ns`, measured by the
 //! run before the point: [`Watch`](crate::host::Watch)) and the two differ by more than
-//! [`SWITCH_FACTOR`](crate::host::SWITCH_FACTOR), the point is `host differs` whatever its
-//! band: the host's state, not the change, may explain its ratio (the development host's
-//! `objects` figures move up to 3x with it); the table shows both round trips.
+//! [`SWITCH_FACTOR`](crate::host::SWITCH_FACTOR), its judgement says `host differs`: the
+//! host's state, not the change, may explain its ratio (the development host's `objects`
+//! figures move up to 3x with it, its `counter` figures hardly at all); the table shows
+//! both round trips, and the summary counts such points.
 //!
 //! The extremes of `ops_per_sec` are the records' `min_ops_per_sec` and `max_ops_per_sec`;
 //! another metric's are the extra fields `min_<key>` and `max_<key>` where an experiment
@@ -214,21 +215,16 @@ pub enum Change {
     WithinNoise,
     /// A value is zero, so no ratio is finite.
     NotComparable,
-    /// The two runs measured the point while the host's cache-line round trip differed by
-    /// more than [`host::SWITCH_FACTOR`] (each record's `round_trip_ns`): the host, not the
-    /// change, may explain the ratio.
-    HostDiffers,
 }
 
 impl Change {
-    /// `better`, `worse`, `within noise`, `not comparable`, `host differs`.
+    /// `better`, `worse`, `within noise`, `not comparable`.
     pub fn word(self) -> &'static str {
         match self {
             Change::Better => "better",
             Change::Worse => "worse",
             Change::WithinNoise => "within noise",
             Change::NotComparable => "not comparable",
-            Change::HostDiffers => "host differs",
         }
     }
 }
@@ -285,14 +281,16 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row's judgement: [`Change::HostDiffers`] where the round trips say so, else the
-    /// ratio's.
+    /// The row's judgement.
     pub fn change(&self) -> Change {
-        match (self.ratio, self.round_trips) {
-            (None, _) => Change::NotComparable,
-            (Some(_), Some((old, new))) if host::switched(old, new) => Change::HostDiffers,
-            (Some(r), _) => r.change(),
-        }
+        self.ratio.map_or(Change::NotComparable, |r| r.change())
+    }
+
+    /// Whether the two runs measured the point while the host's cache-line round trip
+    /// differed by more than [`host::SWITCH_FACTOR`]: the host's state, not the change, may
+    /// then explain a ratio judged better or worse.
+    pub fn host_differs(&self) -> bool {
+        self.round_trips.is_some_and(|(old, new)| host::switched(old, new))
     }
 }
 
@@ -437,7 +435,11 @@ fn cells(section: &Section) -> Vec<Vec<String>> {
             format_eng(row.new.value),
             ratio,
             band,
-            row.change().word().to_owned(),
+            if row.host_differs() {
+                format!("{} (host differs)", row.change().word())
+            } else {
+                row.change().word().to_owned()
+            },
             row.round_trips.map_or("-".to_owned(), |(old, new)| format!("{old:.0} / {new:.0}")),
         ]
     });
@@ -453,12 +455,12 @@ fn summary(sections: &[Section]) -> String {
         0 => String::new(),
         n => format!(", {n} not comparable"),
     };
-    let host_differs = match count(Change::HostDiffers) {
+    let host_differs = match rows.iter().filter(|r| r.host_differs()).count() {
         0 => String::new(),
-        n => format!(", {n} measured while the host's round trip differed"),
+        n => format!(" ({n} of them measured while the host's round trip differed)"),
     };
     format!(
-        "{} points in both runs: {} better, {} worse, {} within noise{not_comparable}{host_differs}; {} added, {} \
+        "{} points in both runs{host_differs}: {} better, {} worse, {} within noise{not_comparable}; {} added, {} \
          removed.",
         rows.len(),
         count(Change::Better),
@@ -496,8 +498,9 @@ pub fn render_markdown(old: &Path, new: &Path, sections: &[Section], charts: &BT
     let mut out = format!(
         "# oplog-bench compare\n\nOld: `{}`  \nNew: `{}`\n\nRatios are new/old, oriented: above 1.00x is better. \
          The band runs from the new run's worst repetition against the old run's best to its best against \
-         the old run's worst; a change is better or worse only when the whole band is above or below 1.00x, \
-         and `host differs` where the runs' cache-line round trips (last column) are more than 2x apart.\n\n{}\n",
+         the old run's worst; a change is better or worse only when the whole band is above or below 1.00x. \
+         `host differs` marks a point the runs measured while the host's cache-line round trip (last column) \
+         differed more than 2x: the host may explain its ratio.\n\n{}\n",
         old.display(),
         new.display(),
         summary(sections)
@@ -662,7 +665,7 @@ mod tests {
     }
 
     #[test]
-    fn a_point_measured_while_the_host_differed_is_not_judged() {
+    fn a_point_measured_while_the_host_differed_is_marked() {
         let (s, fast) = (spread(100.0, 95.0, 105.0), spread(200.0, 190.0, 210.0));
         let at = |r: Record, ns: f64| r.with(ROUND_TRIP_FIELD, ns);
         let old = [
@@ -678,35 +681,39 @@ mod tests {
             at(record("counter", "mutex", 2, None, fast), 400.0),
         ];
         let sections = compare(&old, &new);
-        type Judged<'a> = (&'a str, &'a str, Change, Option<(f64, f64)>);
-        let rows: Vec<Judged<'_>> =
-            sections[0].rows.iter().map(|r| (r.id.as_str(), r.point.as_str(), r.change(), r.round_trips)).collect();
+        type Judged<'a> = (&'a str, &'a str, Change, bool, Option<(f64, f64)>);
+        let rows: Vec<Judged<'_>> = sections[0]
+            .rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.point.as_str(), r.change(), r.host_differs(), r.round_trips))
+            .collect();
         assert_eq!(
             rows,
             [
-                ("atomic", "1T", Change::Better, Some((50.0, 60.0))),
-                // Eight times slower transfers: the ratio is shown, not judged.
-                ("atomic", "2T", Change::HostDiffers, Some((50.0, 400.0))),
+                ("atomic", "1T", Change::Better, false, Some((50.0, 60.0))),
+                // Eight times slower transfers: judged, and marked.
+                ("atomic", "2T", Change::Better, true, Some((50.0, 400.0))),
                 // Faster ones too.
-                ("mutex", "1T", Change::HostDiffers, Some((50.0, 20.0))),
+                ("mutex", "1T", Change::Better, true, Some((50.0, 20.0))),
                 // A record without the figure (an older run) is judged as before.
-                ("mutex", "2T", Change::Better, None),
+                ("mutex", "2T", Change::Better, false, None),
             ]
         );
         let text = render_text(&sections);
         let line = text.lines().find(|l| l.starts_with("atomic     2T")).expect("the row");
-        assert!(line.contains("host differs") && line.ends_with("50 / 400"), "{text}");
+        assert!(line.contains("better (host differs)") && line.ends_with("50 / 400"), "{text}");
         assert!(
             text.ends_with(
-                "4 points in both runs: 2 better, 0 worse, 0 within noise, 2 measured while the host's round trip \
-                 differed; 0 added, 0 removed.\n"
+                "4 points in both runs (2 of them measured while the host's round trip differed): 4 better, 0 \
+                 worse, 0 within noise; 0 added, 0 removed.\n"
             ),
             "{text}"
         );
         // A count of bytes does not move with the host: judged as always.
         let bytes = |n: f64, ns: f64| at(record("memory", "oplog", 1, None, s).with("bytes_per_object", n), ns);
         let memory = compare(&[bytes(24.0, 50.0)], &[bytes(32.0, 400.0)]);
-        assert_eq!((memory[0].rows[0].change(), memory[0].rows[0].round_trips), (Change::Worse, None));
+        let row = &memory[0].rows[0];
+        assert_eq!((row.change(), row.host_differs(), row.round_trips), (Change::Worse, false, None));
     }
 
     #[test]
