@@ -325,7 +325,9 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
     let axis = experiment.map_or(XAxis::Threads, |e| e.x_axis());
     let metric = experiment.map_or(Metric::OPS_PER_SEC, |e| e.metric());
     let ids = experiment.map(|e| e.ids()).unwrap_or_default();
-    let points = |records: &[Record]| -> BTreeMap<Point, (Spread, Option<f64>)> {
+    // A point's value, and the host's round trip when its run measured it.
+    type Measured = (Spread, Option<f64>);
+    let points = |records: &[Record]| -> BTreeMap<Point, Measured> {
         records
             .iter()
             .filter(|r| r.experiment == name)
@@ -342,10 +344,9 @@ fn section(name: &str, experiment: Option<&dyn Experiment>, old: &[Record], new:
         XAxis::Threads => format!("{}T", p.threads),
         XAxis::Param { .. } => format!("{}T {}", p.threads, axis.heading(p.x)),
     };
-    let only =
-        |a: &BTreeMap<Point, (Spread, Option<f64>)>, b: &BTreeMap<Point, (Spread, Option<f64>)>| -> Vec<String> {
-            a.keys().filter(|p| !b.contains_key(p)).map(|p| format!("{} at {}", p.id, label(p))).collect()
-        };
+    let only = |a: &BTreeMap<Point, Measured>, b: &BTreeMap<Point, Measured>| -> Vec<String> {
+        a.keys().filter(|p| !b.contains_key(p)).map(|p| format!("{} at {}", p.id, label(p))).collect()
+    };
     let rows = old
         .iter()
         .filter_map(|(p, &(o, old_trip))| {
