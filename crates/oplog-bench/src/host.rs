@@ -145,7 +145,7 @@ pub const WATCH_EVERY: Duration = Duration::from_secs(5);
 
 /// When a [`Watch`] measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum When {
+enum When {
     /// Before the experiment's first point.
     Before,
     /// Between two points.
@@ -156,15 +156,15 @@ pub enum When {
 
 /// One measurement of a [`Watch`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
+struct Sample {
     /// Before, between points, or after.
-    pub when: When,
+    when: When,
     /// Since the experiment began.
-    pub at: Duration,
-    /// The point measured next (`During`: the label [`Watch::between`] got; empty otherwise).
-    pub point: String,
+    at: Duration,
+    /// The point measured next (`During`: `impl_id threads T`; empty otherwise).
+    point: String,
     /// The figure.
-    pub trip: RoundTrip,
+    trip: RoundTrip,
 }
 
 /// The host's round trip through each experiment in turn: measured before it, between its
@@ -194,14 +194,14 @@ impl Watch {
     pub fn begin(&mut self) {
         self.samples.clear();
         self.started = Instant::now();
-        self.sample(When::Before, "");
+        self.sample(When::Before, String::new());
     }
 
-    /// Before the point labelled `point`: measures if `every` passed since the last
+    /// Before the point of `impl_id` at `threads`: measures if `every` passed since the last
     /// measurement.
-    pub fn between(&mut self, point: &str) {
+    pub fn between(&mut self, impl_id: &str, threads: usize) {
         if self.last.is_none_or(|t| t.elapsed() >= self.every) {
-            self.sample(When::During, point);
+            self.sample(When::During, format!("{impl_id} {threads}T"));
         }
     }
 
@@ -210,18 +210,19 @@ impl Watch {
         self.samples.last().map(|s| s.trip.ns)
     }
 
-    /// Ends the experiment: measures, and returns its `host` annex ([`annex`]).
+    /// Ends the experiment: measures, and returns its `host` annex: the figures before and
+    /// after, each switch between points, and a note when there was one.
     pub fn end(&mut self) -> Option<Annex> {
-        self.sample(When::After, "");
+        self.sample(When::After, String::new());
         annex(&self.samples)
     }
 
     /// Measures; keeps the figure, if there is one.
-    fn sample(&mut self, when: When, point: &str) {
+    fn sample(&mut self, when: When, point: String) {
         let trip = (self.measure)();
         self.last = Some(Instant::now());
         if let Some(trip) = trip {
-            self.samples.push(Sample { when, at: self.started.elapsed(), point: point.to_owned(), trip });
+            self.samples.push(Sample { when, at: self.started.elapsed(), point, trip });
         }
     }
 }
@@ -234,7 +235,7 @@ pub fn switched(a: f64, b: f64) -> bool {
 /// The `host` annex of an experiment measured at `samples` (in order): the figures before
 /// and after it, and each figure between its points that switched from the one measured
 /// before it, with a note when any two figures are more than [`SWITCH_FACTOR`] apart.
-pub fn annex(samples: &[Sample]) -> Option<Annex> {
+fn annex(samples: &[Sample]) -> Option<Annex> {
     if samples.is_empty() {
         return None;
     }
@@ -246,16 +247,14 @@ pub fn annex(samples: &[Sample]) -> Option<Annex> {
     );
     let mut previous: Option<f64> = None;
     for s in samples {
+        let switch = previous.is_some_and(|p| switched(p, s.trip.ns));
+        previous = Some(s.trip.ns);
         let when = match s.when {
             When::Before => "before",
-            When::During if !previous.is_some_and(|p| switched(p, s.trip.ns)) => {
-                previous = Some(s.trip.ns);
-                continue;
-            }
-            When::During => "during",
+            When::During if switch => "during",
+            When::During => continue,
             When::After => "after",
         };
-        previous = Some(s.trip.ns);
         annex.rows.push(vec![
             json!(when),
             json!(crate::output::round(1, s.at.as_secs_f64())),
@@ -310,7 +309,7 @@ mod tests {
         assert_eq!(annex(&[]), None);
         let mut watch = Watch::with_probe(Duration::ZERO, || None);
         watch.begin();
-        watch.between("a");
+        watch.between("a", 1);
         assert_eq!((watch.latest(), watch.end()), (None, None));
     }
 
@@ -330,7 +329,7 @@ mod tests {
         let mut watch = watch_of(vec![101.26, 90.0, 95.0]);
         watch.begin();
         assert_eq!(watch.latest(), Some(101.26));
-        watch.between("oplog 2T");
+        watch.between("oplog", 2);
         assert_eq!(watch.latest(), Some(90.0));
         let a = watch.end().expect("measured");
         let round = crate::output::round(1, 101.26);
@@ -343,8 +342,8 @@ mod tests {
         // Steady, then slow from the second point on, then fast again before the end.
         let mut watch = watch_of(vec![50.0, 52.0, 406.0, 410.0, 48.0, 47.0]);
         watch.begin();
-        for point in ["a 1T", "a 2T", "b 1T", "b 2T"] {
-            watch.between(point);
+        for (id, threads) in [("a", 1), ("a", 2), ("b", 1), ("b", 2)] {
+            watch.between(id, threads);
         }
         let a = watch.end().expect("measured");
         assert_eq!(
@@ -373,7 +372,7 @@ mod tests {
             Some(RoundTrip { cpus: (0, 1), ns: 50.0 })
         });
         watch.begin();
-        (0..10).for_each(|_| watch.between("p"));
+        (0..10).for_each(|_| watch.between("p", 1));
         assert_eq!(count.get(), 1, "within the interval, points measure nothing");
         watch.end();
         assert_eq!(count.get(), 2);

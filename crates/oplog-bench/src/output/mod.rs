@@ -292,7 +292,7 @@ impl Sink {
     /// Shows which point is being measured now (and lets the host's watch measure first).
     pub fn point(&mut self, impl_id: &str, threads: usize) {
         if let Some(watch) = &mut self.watch {
-            watch.between(&format!("{impl_id} {threads}T"));
+            watch.between(impl_id, threads);
         }
         let name = self.current.as_ref().map_or("", |c| c.experiment.name());
         let unit = if threads == 1 { "thread" } else { "threads" };
