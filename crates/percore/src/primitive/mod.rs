@@ -710,32 +710,22 @@ pub mod barrier {
     /// The remote side's barrier, on every CPU running this process. Only valid after
     /// [`init`] returned true.
     ///
-    /// **Shared.** Barriers that remote sides need at the same time are combined: a call
-    /// returns at once, without its own system call, if a barrier that began after the call
-    /// did has completed meanwhile (the caller's stores before the call were visible before
-    /// that barrier began, which is all the asymmetric pair needs). Issuers take turns
-    /// under a lock; a barrier costs microseconds, so a waiter usually finds its work done.
+    /// **Shared.** Barriers that remote sides need at the same time are combined
+    /// (`Shared`): a call returns at once, without its own system call, if a barrier that
+    /// began after the call did has completed meanwhile. A barrier costs microseconds, so a
+    /// waiter usually finds its work done.
     pub fn heavy() {
         #[cfg(all(not(loom), target_os = "linux"))]
         {
-            use std::sync::atomic::{AtomicU64, Ordering::SeqCst, fence};
-            /// Barriers begun (each takes a ticket); barriers completed, as one past the
-            /// ticket of the last one (they complete in ticket order, under `TURN`).
-            static BEGUN: AtomicU64 = AtomicU64::new(0);
-            static DONE: AtomicU64 = AtomicU64::new(0);
-            static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
             debug_assert!(init(), "barrier::heavy without membarrier registration");
-            // The caller's stores (its requests) before the ticket: any barrier that takes
-            // a later ticket begins after they are visible.
-            fence(SeqCst);
-            let ticket = BEGUN.load(SeqCst);
-            let _turn = TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if DONE.load(SeqCst) > ticket {
-                return;
-            }
-            let mine = BEGUN.fetch_add(1, SeqCst);
-            membarrier(0, 0);
-            DONE.store(mine + 1, SeqCst);
+            let ticket = ALL.ticket();
+            ALL.issue(
+                ticket,
+                || false,
+                || {
+                    membarrier(0, 0);
+                },
+            );
         }
         #[cfg(all(not(loom), not(target_os = "linux")))]
         unreachable!("barrier::heavy is only used where init() returned true");
@@ -750,6 +740,11 @@ pub mod barrier {
     /// barrier interrupts that one CPU (`MEMBARRIER_CMD_FLAG_CPU`, Linux 5.10) instead of
     /// every CPU running the process; elsewhere, or where the kernel refuses the flag, it is
     /// [`heavy`].
+    ///
+    /// **Shared** as [`heavy`] is, per CPU: a call returns without its own system call if
+    /// a barrier to the same CPU, or one to every CPU, began after the call did and has
+    /// completed meanwhile (synchronizes of different objects that find logs on the same
+    /// CPU at the same time send it one interrupt).
     pub fn heavy_on(cpu: usize) {
         #[cfg(all(not(loom), target_os = "linux"))]
         {
@@ -757,12 +752,20 @@ pub mod barrier {
             static REFUSED: AtomicBool = AtomicBool::new(false);
             if RSEQ_VARIANT.load(Relaxed)
                 && !REFUSED.load(Relaxed)
-                && let Ok(cpu) = libc::c_long::try_from(cpu)
+                && let Ok(flag_cpu) = libc::c_long::try_from(cpu)
             {
-                match membarrier(MEMBARRIER_CMD_FLAG_CPU, cpu) {
-                    0 => return,
-                    _ => REFUSED.store(true, Relaxed),
+                let all = ALL.ticket();
+                let refused = || {
+                    if membarrier(MEMBARRIER_CMD_FLAG_CPU, flag_cpu) != 0 {
+                        REFUSED.store(true, Relaxed);
+                        heavy();
+                    }
+                };
+                match per_cpu().get(cpu) {
+                    Some(one) => one.issue(one.ticket(), || ALL.done_since(all), refused),
+                    None => refused(),
                 }
+                return;
             }
             heavy();
         }
@@ -770,6 +773,139 @@ pub mod barrier {
         {
             let _ = cpu;
             heavy();
+        }
+    }
+
+    /// The barriers to every CPU ([`heavy`]).
+    #[cfg(all(not(loom), target_os = "linux"))]
+    static ALL: Shared = Shared::new();
+
+    /// The barriers to each CPU alone ([`heavy_on`]), one per CPU the system has (CPUs
+    /// beyond, if any come online, go unshared).
+    #[cfg(all(not(loom), target_os = "linux"))]
+    fn per_cpu() -> &'static [Shared] {
+        static PER_CPU: std::sync::OnceLock<Box<[Shared]>> = std::sync::OnceLock::new();
+        PER_CPU.get_or_init(|| {
+            // SAFETY: sysconf takes no pointers; it returns -1 for an unknown name.
+            let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+            (0..usize::try_from(cpus).unwrap_or(0)).map(|_| Shared::new()).collect()
+        })
+    }
+
+    /// One kind of barrier, whose callers at the same time share one system call. A caller
+    /// takes a [`ticket`](Shared::ticket) after its stores (its requests) and then
+    /// [`issue`](Shared::issue)s: if a barrier of this kind that took a later ticket has
+    /// completed, it began after the caller's stores were visible, which is all the
+    /// asymmetric pair needs, and the caller returns without its own. Issuers take turns
+    /// under a lock, so barriers complete in ticket order.
+    #[cfg(all(not(loom), any(test, target_os = "linux")))]
+    struct Shared {
+        /// Barriers begun (each takes a ticket).
+        begun: std::sync::atomic::AtomicU64,
+        /// Barriers completed, as one past the ticket of the last one.
+        done: std::sync::atomic::AtomicU64,
+        turn: std::sync::Mutex<()>,
+    }
+
+    #[cfg(all(not(loom), any(test, target_os = "linux")))]
+    impl Shared {
+        const fn new() -> Self {
+            Self {
+                begun: std::sync::atomic::AtomicU64::new(0),
+                done: std::sync::atomic::AtomicU64::new(0),
+                turn: std::sync::Mutex::new(()),
+            }
+        }
+
+        /// A caller's ticket: any barrier of this kind that takes a later one begins after
+        /// the caller's stores before this call are visible (the fence orders them first).
+        fn ticket(&self) -> u64 {
+            use std::sync::atomic::{Ordering::SeqCst, fence};
+            fence(SeqCst);
+            self.begun.load(SeqCst)
+        }
+
+        /// Whether a barrier of this kind that took `ticket` or later has completed.
+        fn done_since(&self, ticket: u64) -> bool {
+            self.done.load(std::sync::atomic::Ordering::SeqCst) > ticket
+        }
+
+        /// Runs `barrier` for the caller holding `ticket`, unless, once it is this caller's
+        /// turn, a barrier of this kind begun since has completed, or `covered` says that
+        /// one that covers it has.
+        fn issue(&self, ticket: u64, covered: impl FnOnce() -> bool, barrier: impl FnOnce()) {
+            use std::sync::atomic::Ordering::SeqCst;
+            let _turn = self.turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if self.done_since(ticket) || covered() {
+                return;
+            }
+            let mine = self.begun.fetch_add(1, SeqCst);
+            barrier();
+            self.done.store(mine + 1, SeqCst);
+        }
+    }
+
+    #[cfg(all(test, not(loom)))]
+    mod tests {
+        use super::Shared;
+        use std::cell::Cell;
+
+        #[test]
+        fn a_barrier_begun_after_a_ticket_serves_it() {
+            let shared = Shared::new();
+            let issued = Cell::new(0);
+            let barrier = || issued.set(issued.get() + 1);
+            let early = shared.ticket();
+            shared.issue(shared.ticket(), || false, barrier);
+            assert_eq!(issued.get(), 1);
+            // Taken before that barrier began: served by it.
+            shared.issue(early, || false, barrier);
+            assert_eq!(issued.get(), 1);
+            // Taken after it completed: needs a barrier of its own.
+            shared.issue(shared.ticket(), || false, barrier);
+            assert_eq!(issued.get(), 2);
+            // Unless one that covers it completed.
+            shared.issue(shared.ticket(), || true, barrier);
+            assert_eq!(issued.get(), 2);
+        }
+
+        #[test]
+        fn concurrent_callers_each_return_after_a_barrier_that_began_after_them() {
+            use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+            let shared = Shared::new();
+            // Barrier number `n` (from 1) records when it began and ended on a clock of
+            // events.
+            let clock = AtomicU64::new(0);
+            let spans = std::sync::Mutex::new(Vec::new());
+            let threads = if cfg!(miri) { 3 } else { 8 };
+            let rounds = if cfg!(miri) { 5 } else { 2000 };
+            let issued = AtomicU64::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        for _ in 0..rounds {
+                            let asked = clock.fetch_add(1, SeqCst);
+                            shared.issue(
+                                shared.ticket(),
+                                || false,
+                                || {
+                                    let began = clock.fetch_add(1, SeqCst);
+                                    issued.fetch_add(1, SeqCst);
+                                    let ended = clock.fetch_add(1, SeqCst);
+                                    spans.lock().unwrap().push((began, ended));
+                                },
+                            );
+                            let returned = clock.fetch_add(1, SeqCst);
+                            let spans = spans.lock().unwrap();
+                            assert!(
+                                spans.iter().any(|&(b, e)| b > asked && e < returned),
+                                "a caller returned with no barrier begun after it asked"
+                            );
+                        }
+                    });
+                }
+            });
+            assert!(issued.load(SeqCst) <= (threads * rounds) as u64);
         }
     }
 
