@@ -107,7 +107,7 @@ impl CacheCounters {
         }
     }
 
-    /// A snapshot of the sums over all stripes.
+    /// A snapshot of the sums over all stripes (the domain adds its barriers).
     pub(crate) fn snapshot(&self) -> CacheStats {
         let sum = |f: fn(&Stripe) -> &AtomicU64| self.stripes.iter().map(|s| f(s).load(Ordering::Relaxed)).sum();
         CacheStats {
@@ -118,6 +118,7 @@ impl CacheCounters {
             hand_offs: sum(|s| &s.hand_offs),
             misses_to_direct: sum(|s| &s.misses_to_direct),
             misses_in_place: sum(|s| &s.misses_in_place),
+            barriers: 0,
         }
     }
 }
@@ -155,6 +156,14 @@ pub struct CacheStats {
     /// Misses of hot objects applied in place under the object's lock, leaving the slot to
     /// an active log, in such a domain (not in `updates` either).
     pub misses_in_place: u64,
+    /// Barriers (`membarrier` calls: interrupts) that this domain's synchronizes asked for
+    /// to take other cores' slots, which restartable sequences or per-thread owners enter
+    /// without a lock (`oplog_percore::PerCore::barriers`): one per CPU interrupted alone,
+    /// one per barrier to every CPU. None where slots are in spin mode, the caller's own,
+    /// or on the spin lock ([`Config::rseq`](crate::Config::rseq)`(false)`). Updates
+    /// synchronize only where the crate docs say ("Barriers"): an update-only workload of
+    /// counters, or of kinds whose logs may be applied alone or that cut, asks for none.
+    pub barriers: u64,
 }
 
 impl CacheStats {
@@ -185,6 +194,7 @@ impl CacheStats {
             hand_offs: self.hand_offs.wrapping_sub(earlier.hand_offs),
             misses_to_direct: self.misses_to_direct.wrapping_sub(earlier.misses_to_direct),
             misses_in_place: self.misses_in_place.wrapping_sub(earlier.misses_in_place),
+            barriers: self.barriers.wrapping_sub(earlier.barriers),
         }
     }
 }
@@ -214,6 +224,7 @@ mod tests {
                 hand_offs: 1,
                 misses_to_direct: 0,
                 misses_in_place: 0,
+                barriers: 0,
             }
         );
         assert_eq!(s.hit_rate(), Some(0.8));

@@ -24,8 +24,28 @@ use std::sync::{Arc, OnceLock};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Representation {
     /// The default: each object moves between [`Representation::Logged`] and
-    /// [`Representation::Direct`] by its own observed mix of reads and updates (the
-    /// `object` module docs give the policy, its thresholds and the cost of a switch).
+    /// [`Representation::Direct`] by its own observed mix of reads and updates. The policy,
+    /// kept in the object's word (no per-object write on the logged update path):
+    ///
+    /// * **To direct**: 4 reads in a row that each find little logged since the one before
+    ///   (fewer than 16 operations where taking another core's slot sends a barrier, 2
+    ///   where it takes a lock), or only the reader's own core's log, unless local
+    ///   absorption shrank what was logged (logging then did a direct update's work); or
+    ///   logs evicted from the log cache, time after time, before they took 8 operations
+    ///   (the object keeps losing its slot); or full logs flushed by one core alone (one
+    ///   thread updates it).
+    /// * **Back to logged**: 2 reads in a row that each find a weight of 8 (with a lock: 4)
+    ///   or more since the read before: changes of updating thread, estimated from sampled
+    ///   direct updates, and updates that found the lock taken and logged themselves; or,
+    ///   between reads, a count of changes of updater that reaches its top (31), unless the
+    ///   calling core's cache slot holds another object's log (and, in a domain whose hot
+    ///   objects outgrew the cache, only for an object that became hot again).
+    /// * **A switch** costs what the read or update that decides it already holds: the
+    ///   object lock, and for a switch to direct the gather of what is logged (none for
+    ///   kinds whose logs may be applied alone: see the crate docs, "Barriers").
+    ///
+    /// [`OpLog::representation`](crate::OpLog::representation) says where an object is;
+    /// the `object` module's docs (in the source) give the measurements behind each number.
     Adaptive,
     /// Updates are appended to per-core logs and applied when the object is read: cheap,
     /// scalable updates; reads pay a synchronize.
@@ -444,10 +464,10 @@ impl<L: LogKind> Domain<L> {
         self.backlogs.evicted_logs()
     }
 
-    /// What the log caches did so far: updates logged, misses, evictions, hand-offs (see
-    /// [`CacheStats`]; counted off the update fast path).
+    /// What the log caches did so far: updates logged, misses, evictions, hand-offs, and the
+    /// barriers synchronizes sent (see [`CacheStats`]; counted off the update fast path).
     pub fn cache_stats(&self) -> CacheStats {
-        self.stats.snapshot()
+        CacheStats { barriers: self.slots.barriers(), ..self.stats.snapshot() }
     }
 
     /// Evicted logs one object may accumulate before it is synchronized on its next

@@ -139,7 +139,7 @@
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `object::log_cache` | the per-core direct-mapped log cache (001 ch. 7): what a slot holds, taking a slot on a miss, taking an object's slots for a synchronize |
 //! | `object::eviction` | how a log leaves the cache when another object takes its slot: to the backlog, or applied at once |
-//! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs ([`Domain::cache_stats`]) |
+//! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs, barriers ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `backlog` | each object's backlog: logs that left the cache (evicted or handed off) and operations left by a panic |
 //! | `migration` | the migration rule |
@@ -179,6 +179,50 @@
 //! Entries within the clock's uncertainty window of each other are ordered by their raw
 //! stamps, not by core id: see [`log`]'s `queue` docs for why the texts' core-id rule
 //! (003 §4.4) would be unsound for updates ordered in real time.
+//!
+//! # Barriers
+//!
+//! Where updates enter their core's slot without a lock (a restartable sequence in per-CPU
+//! domains on Linux, the owner flag in per-thread domains), taking a log out of another
+//! core's slot needs a barrier: a `membarrier` system call, which interrupts the CPUs it
+//! targets (microseconds). Nothing else does. [`CacheStats::barriers`] counts them at run
+//! time; [`Config::rseq`]`(false)` keeps every slot on its spin lock, so none is ever sent
+//! (at one compare-and-swap per update).
+//!
+//! * **Reads and synchronizes** of an object with nothing logged take no slot and send
+//!   none. One that finds logs on other cores sends, for per-CPU slots, one barrier to each
+//!   CPU that holds a log of the object, up to two, and one to every CPU beyond (the kernel
+//!   targets one CPU per call), never to the caller's own CPU; per-thread slots take one
+//!   barrier for all. The slots it took stay in spin mode ([`Config::rseq`]), so the
+//!   synchronizes that follow while the object is read often send none. Synchronizes that
+//!   ask for a barrier at the same time share one: a caller returns without its own system
+//!   call when a barrier to the same CPU, or to every CPU, began after it asked and has
+//!   completed.
+//! * **Updates** of a [`Counter`], and of kinds whose logs may be applied alone (those
+//!   that declare [`Update::APPLY_ALONE`], and an [`Unordered`] kind that keeps the default
+//!   [`Update::absorb_global`] once its domain has applied one batch, which shows that),
+//!   never send one: a full log is handed off or applied by its owner, an evicted log goes
+//!   to its object's backlog or is applied at once, a full backlog is applied alone, a
+//!   direct update leaves what is logged to the next read, and a switch to direct gives up
+//!   only the slots it can take without a barrier (the calling thread's own, those in spin
+//!   mode), leaving other logs to the next read. An [`Ordered`] kind's full backlog is
+//!   applied up to a stamp that no core's log precedes, taking no slot.
+//! * An update of any other kind takes other cores' slots, and may send a barrier, in
+//!   three cases, where its operations must meet every logged one: its backlog fills while
+//!   the kind neither cuts nor is applied alone (an [`Unordered`] kind with a global
+//!   absorption of its own: its operations pair across cores; or one that keeps the
+//!   default, before its domain's first apply); an ordered backlog's cut leaves more than
+//!   half of it (a core logged the object long ago and went on to others); a direct
+//!   update, or the adaptive policy's switch to direct, finds logs on other cores (they
+//!   run first). A log that a lock-free owner holds can leave its slot only with that
+//!   owner's help, which may never come (the thread went idle), or with a barrier, and the
+//!   memory bound and the order of operations rule out leaving it there. Measured with
+//!   `oplog-bench objects` (records' `barriers_per_mupdate`), two threads updating 1,024
+//!   objects of a user's unordered type that keeps the default absorption (`logged-oplog`;
+//!   2-core AMD EPYC host, 2026-11-30): 20-21 barriers per million updates when a switch
+//!   to direct gathered every core's log, none since, at 0.81x the throughput of before
+//!   (more of the objects stay direct; 0.86x at 4,096 objects, the same at 65,536 and on
+//!   one thread), 1.06-1.2x a `Mutex` each.
 //!
 //! # Panics in user code
 //!

@@ -40,7 +40,7 @@
 //! | `a_read_waiting_for_the_lock_takes_the_concurrent_path` | a read waiting for the lock that another read holds, which re-biases the object as it unlocks, then an update that revokes the bias |
 //! | `a_miss_goes_direct_racing_an_update_and_a_read` | where the hot objects outgrew the log cache, a miss that switches its object to direct instead of evicting (or takes the slot, the object logged on another core first), racing that core's update and a read |
 //! | `a_switch_races_updates` | a switch of representation racing logged updates |
-//! | `a_direct_update_applies_logs_first` | a direct update of a kind that must apply in order, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
+//! | `a_direct_update_applies_logs_first` | a direct update of an ordered kind, finding another core's log (set in the word's log half without the lock), applies it first, racing a read |
 //! | `a_direct_update_leaves_logs_to_the_read` | a direct counter update that leaves another core's log in place (its deltas commute), racing a read that must still see that log |
 //! | `a_read_loads_the_value_with_the_slots` | lock-free direct counter updates (adds to its value, the direct log) and updates that log themselves in their slot, before and after, racing a read that must load the value and take the slot at one instant, or load it before it checks for logs |
 //! | `giving_up_slots_races_a_concurrent_read` | a switch to direct, which gives up the object's slots, racing an update and a read on the concurrent path |
@@ -49,10 +49,13 @@
 //! | `a_full_backlog_applies_up_to_the_cut` | an ordered object's full backlog applied up to the cut read from the slots' low marks (no slot taken), or synchronized where the cut leaves most of it, racing another core's update that sits in its slot |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
-//! One more model lives in the crate, because it stamps its object directly (a stamp takes more
-//! operations through the public API than a prelude allows): `object::eviction::loom_models`,
-//! a cache miss applied in place (a hot object's miss against another hot object's log)
-//! racing a read on the concurrent path and another core's logged update. Run it with
+//! Two more models live in the crate, because they reach the object's internals (a stamp, or
+//! the policy's switch, takes more operations through the public API than a prelude
+//! allows): `object::eviction::loom_models`, a cache miss applied in place (a hot object's
+//! miss against another hot object's log) racing a read on the concurrent path and another
+//! core's logged update; and `object::loom_models`, a switch to direct of a kind that
+//! learned its logs may be applied alone, which gives up the object's slots only where
+//! that needs no barrier, racing another thread's logged update and read. Run them with
 //! `--lib loom_models` in place of `--test loom`.
 //!
 //! Refcache's epoch advance and weak revival have their models in `crates/refcount/tests/loom.rs`;
@@ -667,16 +670,17 @@ impl Update for Digit {
     }
 }
 
-/// A direct update of a kind whose operations must apply in order (not
-/// `LogKind::APPLY_ALONE`) applies what is logged first: an update from CPU 1 that found
-/// the lock taken logged itself (its core's bit is set in the word's log half, which
-/// changes without the lock), then a direct update from CPU 1 races a read. The logged
-/// update comes first in every interleaving, and the read sees a prefix.
+/// A direct update of a kind whose operations must apply in order (an ordered one)
+/// applies what is logged first: an update from CPU 1 that found the lock taken logged
+/// itself (its core's bit is set in the word's log half, which changes without the lock),
+/// then a direct update from CPU 1 races a read. The logged update comes first in every
+/// interleaving, and the read sees a prefix.
 #[test]
 fn a_direct_update_applies_logs_first() {
     loom_model("a_direct_update_applies_logs_first", 3, || {
-        let d = Domain::<Unordered<Digit>>::new(
-            Config::per_cpu().cpus(2).cache_slots(1).representation(Representation::Direct),
+        let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
+        let d = Domain::<Ordered<Digit>>::new(
+            Config::per_cpu().cpus(2).cache_slots(1).clock(clock).representation(Representation::Direct),
         )
         .unwrap();
         let o = Arc::new(OpLog::with_domain(&d, 0u64));

@@ -187,6 +187,9 @@ pub struct PerCore<S> {
     /// Per-thread cores on the owner protocol: [`PerCore::fold`] applies folded updates.
     thread_folds: bool,
     make: Make<S>,
+    /// Barriers remote acquisitions asked for ([`PerCore::barriers`]): a std atomic, since
+    /// it is instrumentation, not part of the protocol loom models.
+    barriers: std::sync::atomic::AtomicU64,
 }
 
 impl<S> fmt::Debug for PerCore<S> {
@@ -252,6 +255,7 @@ impl<S: Send> PerCore<S> {
             cpus,
             threads,
             threads_in_use: AtomicUsize::new(1, "PerCore.threads_in_use"),
+            barriers: std::sync::atomic::AtomicU64::new(0),
             pool_id: pool.as_ref().map_or(0, |p| p.id()),
             pool,
             #[cfg(any(percore_rseq, percore_trace))]
@@ -300,6 +304,15 @@ impl<S> PerCore<S> {
     /// acquisitions then cost a process-wide barrier.
     pub fn owner_fast_path(&self) -> bool {
         self.owner_fast
+    }
+
+    /// The barriers remote acquisitions ([`PerCore::lock_remote`], [`PerCore::lock_all`])
+    /// asked for so far: one per CPU interrupted alone ([`barrier::heavy_on`]), one per
+    /// barrier to every CPU ([`barrier::heavy`]). An acquisition of slots that are all in
+    /// spin mode, or are the calling thread's own, asks for none. (A barrier that another
+    /// caller's served, [`barrier::heavy`]'s sharing, counts for each caller.)
+    pub fn barriers(&self) -> u64 {
+        self.barriers.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether core `core` is allocated (per-thread cores are allocated on first use).
@@ -610,6 +623,26 @@ impl<S: Send> PerCore<S> {
     /// # Panics
     /// If a slot index is out of range.
     pub fn lock_remote(&self, targets: impl IntoIterator<Item = (usize, usize)>) -> Remote<'_, S> {
+        self.take_remote(targets, true).expect("a remote acquisition that may send barriers takes its slots")
+    }
+
+    /// [`PerCore::lock_remote`] where that needs no barrier: every slot is on its spin
+    /// lock, in spin mode, or the calling thread's own. Otherwise `None`, having taken
+    /// nothing: the slots it asked owners to stay out of are handed back at once (their
+    /// owners, which may have seen the request, take the spin lock meanwhile).
+    ///
+    /// # Panics
+    /// If a slot index is out of range.
+    pub fn try_lock_remote_without_barrier(
+        &self,
+        targets: impl IntoIterator<Item = (usize, usize)>,
+    ) -> Option<Remote<'_, S>> {
+        self.take_remote(targets, false)
+    }
+
+    /// [`PerCore::lock_remote`], or with `barriers` false
+    /// [`PerCore::try_lock_remote_without_barrier`].
+    fn take_remote(&self, targets: impl IntoIterator<Item = (usize, usize)>, barriers: bool) -> Option<Remote<'_, S>> {
         let mut targets: SmallVec<[(usize, usize); INLINE_SLOTS]> = targets.into_iter().collect();
         targets.sort_unstable();
         targets.dedup();
@@ -647,22 +680,32 @@ impl<S: Send> PerCore<S> {
             if !cpus.is_empty() {
                 own = skip_own_cpu(&mut cpus);
             }
-            if all || cpus.len() > TARGETED_BARRIERS {
-                barrier::heavy();
-            } else {
-                for cpu in cpus {
-                    barrier::heavy_on(cpu);
+            if !barriers && (all || !cpus.is_empty()) {
+                // Nothing was waited for and nothing touched: hand every slot back as it was.
+                for (_, _, s) in &slots {
+                    s.lock.remote_end(None);
                 }
+                return None;
+            }
+            let asked = if all || cpus.len() > TARGETED_BARRIERS {
+                barrier::heavy();
+                1
+            } else {
+                cpus.iter().for_each(|&cpu| barrier::heavy_on(cpu));
+                cpus.len()
+            };
+            if asked != 0 {
+                self.barriers.fetch_add(asked as u64, std::sync::atomic::Ordering::Relaxed);
             }
             for (_, _, s) in &slots {
                 s.lock.remote_wait();
             }
-            Remote { remote: true, spin_mode: None, own, slots: held(slots), hold: None }
+            Some(Remote { remote: true, spin_mode: None, own, slots: held(slots), hold: None })
         } else {
             for (_, _, s) in &slots {
                 s.lock.lock_spin();
             }
-            Remote { remote: false, spin_mode: None, own: None, slots: held(slots), hold: None }
+            Some(Remote { remote: false, spin_mode: None, own: None, slots: held(slots), hold: None })
         }
     }
 
@@ -1099,6 +1142,56 @@ mod tests {
         });
         assert_eq!(pc.enter(0).taken, Taken::Spin, "another thread's taker left it in spin mode");
         assert_eq!(*pc.enter(0), 2);
+    }
+
+    /// A taker that may not send a barrier gets nothing from owners on the owner protocol,
+    /// and hands their slots back untouched (owners pinned to each CPU keep entering,
+    /// and lose no entry), but takes slots that need none: its own CPU's, and, once a
+    /// taker that sent a barrier left them in spin mode, the others'.
+    #[test]
+    fn a_taker_that_may_not_send_a_barrier_takes_only_what_needs_none() {
+        const N: u64 = if cfg!(miri) { 50 } else { 100_000 };
+        const ROUNDS: u64 = N / 20;
+        let cpus = ordo::cpu::allowed();
+        let cores = ordo::cpu::possible();
+        let (here, there) = (cpus[0], cpus[cpus.len() - 1]);
+        let pc = PerCore::new(layout(CoreMode::PerCpu, cores), 2, true, |_, _| 0u64);
+        let (refused, taken) = std::thread::scope(|s| {
+            for cpu in [here, there] {
+                enter_pinned(s, &pc, cpu, N);
+            }
+            let pc = &pc;
+            let taker = s.spawn(move || {
+                let _ = ordo::cpu::pin_current_thread(here);
+                let (mut refused, mut taken) = (0u64, 0u64);
+                for k in 0..ROUNDS {
+                    if k == ROUNDS / 2 {
+                        pc.lock_remote([(there, 0)]).keep_spin_mode(true);
+                    }
+                    let mine = pc.try_lock_remote_without_barrier([(here, 0)]);
+                    assert!(mine.is_some(), "the caller's own CPU needs no barrier");
+                    drop(mine);
+                    match pc.try_lock_remote_without_barrier([(here, 0), (there, 0)]) {
+                        Some(mut held) => {
+                            taken += 1;
+                            for (_, _, v) in held.iter_mut() {
+                                *v += 1 << 32;
+                            }
+                        }
+                        None => refused += 1,
+                    }
+                }
+                (refused, taken)
+            });
+            taker.join().unwrap()
+        });
+        let (owner_fast, barriers) = (pc.owner_fast, pc.barriers());
+        assert_eq!(owner_entries(pc), 2 * N, "every owner entry counted once");
+        if owner_fast && here != there && !cfg!(miri) {
+            assert!(refused > 0, "another CPU's owner-protocol slot needs a barrier");
+            assert!(taken > 0, "a slot in spin mode needs none");
+            assert_eq!(barriers, 1, "only the taker that put the slot in spin mode sent one");
+        }
     }
 
     /// A per-core sum that folds: a count and a value at the offsets `Fold` names.

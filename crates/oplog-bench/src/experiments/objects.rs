@@ -34,8 +34,11 @@
 //! (the layout's inline size plus its share of the domain's slab, and the domain's log
 //! caches, from the domain's own accounting; the `memory` experiment measures allocator
 //! bytes); OpLog ids also `hit_rate` (1 − the domain's misses ÷ the updates made, last
-//! repetition: [`oplog::CacheStats`]'s installs and misses that went direct), `evictions_per_update` and `direct_share` (the share
-//! of objects the adaptive policy left in the direct representation).
+//! repetition: [`oplog::CacheStats`]'s installs and misses that went direct), `evictions_per_update`, `direct_share` (the share
+//! of objects the adaptive policy left in the direct representation) and
+//! `barriers_per_mupdate` (barriers the domain's synchronizes sent per million updates,
+//! [`oplog::CacheStats::barriers`], counted before the check's final reads: 0 for an
+//! update-only workload of counters; the `-reader` ids' reads may send some).
 
 use std::hint::black_box;
 use std::io;
@@ -408,8 +411,21 @@ pub struct Observed {
     pub bytes_per_object: f64,
     /// [`Objects::fixed_bytes`].
     pub fixed_bytes: usize,
-    /// Hit rate, evictions per update, share of objects direct (OpLog ids).
-    pub oplog: Option<(f64, f64, f64)>,
+    /// What the domain's caches did (OpLog ids).
+    pub oplog: Option<CachesSeen>,
+}
+
+/// What an OpLog domain did over one repetition, per update made.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CachesSeen {
+    /// 1 − misses per update.
+    pub hit_rate: f64,
+    /// Evictions per update.
+    pub evictions_per_update: f64,
+    /// The share of objects left direct.
+    pub direct_share: f64,
+    /// Barriers per million updates.
+    pub barriers_per_mupdate: f64,
 }
 
 /// What measuring an implementation at one point returns.
@@ -440,16 +456,23 @@ fn measure<O: Objects>(run: &Run, (n, workload): (usize, Workload)) -> (Throughp
         |shared: &Shared<O>, thread, stop: &Stop| worker(shared, thread, stop, workload.reader && thread == 0),
         |shared, _| {
             let updates: u64 = shared.updates.iter().map(|u| u.load(Ordering::Relaxed)).sum();
+            // Before the check's reads, which synchronize every object.
+            let oplog = shared.objects.oplog().map(|(stats, direct)| {
+                let s = stats.since(&shared.before.unwrap_or_default());
+                let per_update = |x: u64| if updates == 0 { 0.0 } else { x as f64 / updates as f64 };
+                CachesSeen {
+                    hit_rate: 1.0 - per_update(s.misses()).min(1.0),
+                    evictions_per_update: per_update(s.evictions),
+                    direct_share: direct,
+                    barriers_per_mupdate: 1e6 * per_update(s.barriers),
+                }
+            });
             let total = shared.objects.total();
             assert_eq!(total, updates, "the objects sum to {total} after {updates} updates");
             observed = Observed {
                 bytes_per_object: shared.objects.bytes_per_object(),
                 fixed_bytes: shared.objects.fixed_bytes(),
-                oplog: shared.objects.oplog().map(|(stats, direct)| {
-                    let s = stats.since(&shared.before.unwrap_or_default());
-                    let per_update = |x: u64| if updates == 0 { 0.0 } else { x as f64 / updates as f64 };
-                    (1.0 - per_update(s.misses()).min(1.0), per_update(s.evictions), direct)
-                }),
+                oplog,
             };
         },
     );
@@ -592,11 +615,12 @@ impl Experiment for ObjectsExperiment {
                         .with("reader", entry.data.reader)
                         .with("bytes_per_object", round(1, seen.bytes_per_object))
                         .with("fixed_bytes", seen.fixed_bytes);
-                    if let Some((hit_rate, evictions, direct)) = seen.oplog {
+                    if let Some(caches) = seen.oplog {
                         record = record
-                            .with("hit_rate", round(3, hit_rate))
-                            .with("evictions_per_update", round(3, evictions))
-                            .with("direct_share", round(3, direct));
+                            .with("hit_rate", round(3, caches.hit_rate))
+                            .with("evictions_per_update", round(3, caches.evictions_per_update))
+                            .with("direct_share", round(3, caches.direct_share))
+                            .with("barriers_per_mupdate", round(3, caches.barriers_per_mupdate));
                     }
                     sink.push(record)?;
                 }

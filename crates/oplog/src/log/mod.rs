@@ -101,8 +101,10 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// logs may be applied alone after all, though [`LogKind::APPLY_ALONE`] is false: it
     /// ran no global absorption (an [`Unordered`] kind, whose operations commute, with the
     /// default [`Update::absorb_global`]). OpLog then treats the domain's objects as it
-    /// treats those of an `APPLY_ALONE` kind where a full or evicted log is applied (no
-    /// barrier, no other core's slot). Default false.
+    /// treats those of an `APPLY_ALONE` kind: a full or evicted log is applied alone (no
+    /// barrier, no other core's slot), a direct update leaves what is logged to the next
+    /// read, and a switch to direct gathers only what it can take without a barrier.
+    /// Default false.
     fn applied_without_global_absorption(batch: &Self::Batch) -> bool {
         let _ = batch;
         false
@@ -291,7 +293,9 @@ pub trait Update: Send + Sized + 'static {
     /// 21M and 62M for one `std` mutex per object. Declare it for an `Unordered` kind whose
     /// own global absorption pairs nothing across cores, so that its logs are applied
     /// alone too; and for any kind whose logs may be, so that it holds before the first
-    /// synchronize, and so that a direct update need not apply what is logged first.
+    /// synchronize (a kind that learns it is treated as one that declares it from then on,
+    /// except that a switch to direct still gives up the object's slots where that needs no
+    /// barrier, and a hot object's miss takes a slot rather than apply in place).
     const APPLY_ALONE: bool = false;
 
     /// Runs the operation on the internal instance (000 Figure 6 `Op::exec`).

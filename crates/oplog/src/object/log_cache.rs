@@ -195,7 +195,9 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
     /// lease is taken between the two: an update logged in a slot that completed before a
     /// direct update the lease includes has its core in the mask by then, and a direct
     /// update that completed before an update in a held slot started is in the lease.
-    pub(super) fn lock(obj: Obj<'a, L>, all: bool) -> Self {
+    /// Without `barriers`, takes them only where that needs no barrier
+    /// (`PerCore::try_lock_remote_without_barrier`), and otherwise `None`, holding nothing.
+    pub(super) fn lock(obj: Obj<'a, L>, all: bool, barriers: bool) -> Option<Self> {
         let d = obj.domain();
         let index = obj.slot_index();
         let id = obj.id() as usize;
@@ -214,7 +216,12 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
                     logs_here(published)
                 })
                 .collect();
-            let slots = (!cores.is_empty()).then(|| d.slots.lock_remote(cores.iter().map(|&c| (c, index))));
+            let targets = cores.iter().map(|&c| (c, index));
+            let slots = match (cores.is_empty(), barriers) {
+                (true, _) => None,
+                (false, true) => Some(d.slots.lock_remote(targets)),
+                (false, false) => Some(d.slots.try_lock_remote_without_barrier(targets)?),
+            };
             let lease = obj.direct().lease();
             let now = obj.get().word.logs(Ordering::SeqCst) & CORE_BITS;
             // A core allocated meanwhile may share a bit with one already visited.
@@ -225,7 +232,7 @@ impl<'a, L: LogKind> HeldSlots<'a, L> {
                     cores_of(now, n).all(|c| cores.contains(&c) || !logs_here(d.slots.published(c, index)))
                 };
             if stable {
-                return HeldSlots { bits, slots, lease, emptied: emptied_here };
+                return Some(HeldSlots { bits, slots, lease, emptied: emptied_here });
             }
             drop(slots);
         }

@@ -1,0 +1,162 @@
+//! Which calls send barriers (crate docs, "Barriers"; issue 9 item 1), counted by
+//! [`CacheStats::barriers`](oplog::CacheStats::barriers): update-only workloads of counters
+//! and of kinds whose logs may be applied alone (declared, or learned by the domain) send
+//! none, with full logs, evictions and representation switches on the way; a read that takes a log out of another core's
+//! lock-free slot sends one, and the next reads, finding the slot in spin mode, none.
+
+mod common;
+
+use common::with_watchdog;
+use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
+use std::sync::Arc;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Adds to one of eight totals: an unordered update that declares its logs may be applied
+/// alone.
+struct Bump(usize);
+
+impl Update for Bump {
+    type Target = [u64; 8];
+    const APPLY_ALONE: bool = true;
+    fn exec(self, t: &mut [u64; 8]) {
+        t[self.0 % 8] += 1;
+    }
+}
+
+/// [`Bump`] as a user writes it, with only `exec`: its domain learns at its first apply
+/// that the logs may be applied alone (the default global absorption).
+struct Learned(usize);
+
+impl Update for Learned {
+    type Target = [u64; 8];
+    fn exec(self, t: &mut [u64; 8]) {
+        t[self.0 % 8] += 1;
+    }
+}
+
+/// The domains the workloads run in: per CPU (restartable sequences where they exist) and
+/// per thread (the owner flag where `membarrier` exists), adaptive and pinned to logged,
+/// with a small log cache (so that hot objects evict each other) and short logs (so that
+/// they fill).
+/// (Under Miri, which has neither, two of them: it checks the paths' memory accesses.)
+fn configs() -> Vec<Config> {
+    let representations: &[Representation] =
+        if cfg!(miri) { &[Representation::Adaptive] } else { &[Representation::Adaptive, Representation::Logged] };
+    let mut configs = Vec::new();
+    for base in [Config::per_cpu(), Config::per_thread()] {
+        for &representation in representations {
+            configs.push(base.clone().cache_slots(16).max_log_len(8).representation(representation));
+        }
+    }
+    configs
+}
+
+/// Hot objects: a few, and more than a log cache of 16 slots holds.
+const OBJECT_COUNTS: [usize; 2] = if cfg!(miri) { [2, 24] } else { [4, 200] };
+
+/// Three threads (more than this 2-core machine has: unpinned, they migrate), each making
+/// `per_thread` updates spread over the objects by `update(thread, k)`.
+fn three_threads(per_thread: u64, update: impl Fn(usize, u64) + Sync) {
+    std::thread::scope(|s| {
+        for t in 0..3 {
+            let update = &update;
+            s.spawn(move || (0..per_thread).for_each(|k| update(t, k)));
+        }
+    });
+}
+
+#[test]
+fn update_only_workloads_of_counters_send_no_barrier() {
+    let per_thread = if cfg!(miri) { 40 } else { 200_000 };
+    with_watchdog("counters", LIMIT, || {
+        for config in configs() {
+            // 4 hot counters fit the cache; 200 do not (evictions, switches to direct).
+            for n in OBJECT_COUNTS {
+                let d = Arc::new(Domain::<CounterLog>::new(config.clone()).unwrap());
+                let counters: Vec<Counter> = (0..n).map(|_| Counter::with_domain(&d, 0)).collect();
+                three_threads(per_thread, |t, k| counters[(k as usize * 7 + t) % n].inc());
+                let stats = d.cache_stats();
+                assert_eq!(stats.barriers, 0, "{config:?}, {n} counters: {stats:?}");
+                let total: i64 = counters.iter().map(Counter::read).sum();
+                assert_eq!(total, 3 * per_thread as i64, "{config:?}, {n} counters");
+            }
+        }
+    });
+}
+
+/// Update-only workloads of `U`'s objects ([`OBJECT_COUNTS`]), in each of [`configs`]: after
+/// one update and read of a first object (which teaches a domain of a kind that keeps the
+/// default global absorption that its logs may be applied alone), no barrier.
+fn update_only_workload_sends_no_barrier<U: Update<Target = [u64; 8]>>(make: fn(usize) -> U) {
+    let per_thread = if cfg!(miri) { 40 } else { 100_000 };
+    for config in configs() {
+        for n in OBJECT_COUNTS {
+            let d = Arc::new(Domain::<Unordered<U>>::new(config.clone()).unwrap());
+            let objects: Vec<OpLog<Unordered<U>>> = (0..n).map(|_| OpLog::with_domain(&d, [0; 8])).collect();
+            objects[0].update(make(0));
+            assert_eq!(objects[0].read(|t| t[0]), 1);
+            let before = d.cache_stats();
+            three_threads(per_thread, |t, k| objects[(k as usize * 5 + t) % n].update(make(k as usize)));
+            let stats = d.cache_stats().since(&before);
+            assert_eq!(stats.barriers, 0, "{config:?}, {n} objects: {stats:?}");
+            let total: u64 = objects.iter().map(|o| o.read(|t| t.iter().sum::<u64>())).sum();
+            assert_eq!(total, 1 + 3 * per_thread, "{config:?}, {n} objects");
+        }
+    }
+}
+
+#[test]
+fn update_only_workloads_of_a_kind_applied_alone_send_no_barrier() {
+    with_watchdog("applied alone", LIMIT, || update_only_workload_sends_no_barrier(Bump));
+}
+
+#[test]
+fn update_only_workloads_of_a_kind_that_learned_it_send_no_barrier() {
+    with_watchdog("learned", LIMIT, || update_only_workload_sends_no_barrier(Learned));
+}
+
+/// Logs one update of `object` from a thread pinned to CPU `cpu`, which then exits.
+fn log_from(cpu: usize, object: &OpLog<Unordered<Bump>>) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            ordo::cpu::pin_current_thread(cpu).expect("pin to an allowed CPU");
+            object.update(Bump(1));
+        });
+    });
+}
+
+#[test]
+fn a_read_that_takes_another_cores_log_sends_one_barrier_and_leaves_the_slot_in_spin_mode() {
+    // Before any thread here is pinned: a pinned thread's children inherit its one CPU.
+    let cpus = ordo::cpu::allowed();
+    with_watchdog("a read's barrier", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread(), Config::per_cpu().rseq(false)] {
+            let d = Arc::new(
+                Domain::<Unordered<Bump>>::new(config.clone().representation(Representation::Logged)).unwrap(),
+            );
+            if d.mode() == oplog::CoreMode::PerCpu && cpus.len() < 2 {
+                continue;
+            }
+            // Without a lock-free owner path (no restartable sequences, no `membarrier`,
+            // or the spin lock chosen) no barrier is ever needed.
+            let expected = u64::from(d.owner_fast_path());
+            let o = OpLog::with_domain(&d, [0; 8]);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    // The reader on the first CPU, the updates on the second: the read
+                    // takes another CPU's slot (or another thread's).
+                    ordo::cpu::pin_current_thread(cpus[0]).expect("pin to an allowed CPU");
+                    log_from(cpus[1 % cpus.len()], &o);
+                    assert_eq!(o.read(|t| t[1]), 1);
+                    assert_eq!(d.cache_stats().barriers, expected, "{config:?}: the first read");
+                    assert_eq!(o.read(|t| t[1]), 1);
+                    log_from(cpus[1 % cpus.len()], &o);
+                    assert_eq!(o.read(|t| t[1]), 2);
+                    assert_eq!(d.cache_stats().barriers, expected, "{config:?}: the slot stayed in spin mode");
+                });
+            });
+        }
+    });
+}
