@@ -4,13 +4,17 @@
 //! # Why OpLog structures are not conflict-free everywhere
 //!
 //! OpLog makes *updates* conflict-free: an update touches only the calling core's log slot
-//! (000 §4). The price is paid by reads, which must *synchronize*: take the object lock
-//! (a bit of `OpLog.word`), lock every core's slot that holds the object, drain the logs
-//! and apply them to the shared instance (`OpLog.state`). So every commutative pair that
-//! involves a read (a read with an update, or two reads) conflicts, by design, on those
-//! fields; the report lists them as exceptions with that reason. 002 §4.5 shows that no
-//! single implementation can make both update/update and read/update pairs conflict-free
-//! for a counter; OpLog chooses updates, for structures updated far more often than read.
+//! (000 §4). The price is paid by reads of an object with something logged, which must
+//! *synchronize*: take the object lock (a bit of `OpLog.word`), lock every core's slot
+//! that holds the object, drain the logs and apply them to the shared instance
+//! (`OpLog.state`). So every commutative pair that involves such a read (a read with an
+//! update, or two reads after updates) conflicts, by design, on those fields; the report
+//! lists them as exceptions with that reason. Reads of a *quiescent* object (nothing
+//! logged since the last synchronize) take the concurrent path, which writes no shared
+//! line: the quiescent columns (`quiescent_conflict_free`) show read/read pairs of the
+//! OpLog counters, set and lists conflict-free there. 002 §4.5 shows that no single
+//! implementation can make both update/update and read/update pairs conflict-free for a
+//! counter; OpLog chooses updates, for structures updated far more often than read.
 //!
 //! Other reasons an OpLog update can conflict, each named when it happens:
 //!

@@ -369,8 +369,14 @@ fn reads_of_a_quiescent_oplog_object_are_conflict_free() {
         let steady = check(&cores, &CounterModel, &imp, &test, Setup::Steady).unwrap();
         assert!(!steady.conflict_free(), "{}: the first read synchronizes the logged increment", imp.id);
     }
-    let set = commuter::impls::set::impls().into_iter().find(|i| i.id == "oplog").expect("the OpLog set");
     let test = Test::<SetModel> { case: 0, setup: vec![SetOp::Add(1)], a: SetOp::Contains(1), b: SetOp::Contains(2) };
-    let quiescent = check(&cores, &SetModel, &set, &test, Setup::Quiescent).unwrap();
-    assert!(quiescent.conflict_free(), "{:?}", quiescent.describe());
+    let sets = commuter::impls::set::impls().into_iter().filter(|i| i.id == "oplog");
+    let lists = commuter::impls::list::impls().into_iter().filter(|i| i.id.starts_with("oplog"));
+    let mut checked = 0;
+    for imp in sets.chain(lists) {
+        let quiescent = check(&cores, &SetModel, &imp, &test, Setup::Quiescent).unwrap();
+        assert!(quiescent.conflict_free(), "{}: {:?}", imp.id, quiescent.describe());
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "the OpLog set and its three lists");
 }
