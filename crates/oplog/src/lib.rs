@@ -202,10 +202,10 @@
 //!   that declare [`Update::APPLY_ALONE`], and an [`Unordered`] kind that keeps the default
 //!   [`Update::absorb_global`] once its domain has applied one batch, which shows that),
 //!   never send one: a full log is handed off or applied by its owner, an evicted log goes
-//!   to its object's backlog or is applied at once, a full backlog is applied alone, a
-//!   direct update leaves what is logged to the next read, and a switch to direct gives up
-//!   only the slots it can take without a barrier (the calling thread's own, those in spin
-//!   mode), leaving other logs to the next read. An [`Ordered`] kind's full backlog is
+//!   to its object's backlog or is applied at once, a full backlog is applied alone, and a
+//!   direct update or a switch to direct leaves what is logged to the next read (a learned
+//!   kind's switch gives up the object's slots where none of them needs a barrier: they
+//!   are the calling thread's own, or in spin mode). An [`Ordered`] kind's full backlog is
 //!   applied up to a stamp that no core's log precedes, taking no slot.
 //! * An update of any other kind takes other cores' slots, and may send a barrier, in
 //!   three cases, where its operations must meet every logged one: its backlog fills while

@@ -755,15 +755,16 @@ pub mod barrier {
                 && let Ok(flag_cpu) = libc::c_long::try_from(cpu)
             {
                 let all = ALL.ticket();
-                let refused = || {
+                // The barrier to `cpu`, or, where the kernel refuses the flag, to every CPU.
+                let targeted = || {
                     if membarrier(MEMBARRIER_CMD_FLAG_CPU, flag_cpu) != 0 {
                         REFUSED.store(true, Relaxed);
                         heavy();
                     }
                 };
                 match per_cpu().get(cpu) {
-                    Some(one) => one.issue(one.ticket(), || ALL.done_since(all), refused),
-                    None => refused(),
+                    Some(one) => one.issue(one.ticket(), || ALL.done_since(all), targeted),
+                    None => targeted(),
                 }
                 return;
             }
