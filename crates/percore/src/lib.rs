@@ -1169,7 +1169,8 @@ mod tests {
                         pc.lock_remote([(there, 0)]).keep_spin_mode(true);
                     }
                     let mine = pc.try_lock_remote_without_barrier([(here, 0)]);
-                    assert!(mine.is_some(), "the caller's own CPU needs no barrier");
+                    // (Under tracing, CPU numbers are simulated: no CPU counts as the caller's.)
+                    assert!(mine.is_some() || cfg!(percore_trace), "the caller's own CPU needs no barrier");
                     drop(mine);
                     match pc.try_lock_remote_without_barrier([(here, 0), (there, 0)]) {
                         Some(mut held) => {
@@ -1187,7 +1188,7 @@ mod tests {
         });
         let (owner_fast, barriers) = (pc.owner_fast, pc.barriers());
         assert_eq!(owner_entries(pc), 2 * N, "every owner entry counted once");
-        if owner_fast && here != there && !cfg!(miri) {
+        if owner_fast && here != there && !cfg!(miri) && !cfg!(percore_trace) {
             assert!(refused > 0, "another CPU's owner-protocol slot needs a barrier");
             assert!(taken > 0, "a slot in spin mode needs none");
             assert_eq!(barriers, 1, "only the taker that put the slot in spin mode sent one");
