@@ -91,6 +91,7 @@ pub struct Config {
     ops_per_thread: usize,
     seed: u64,
     stall_limit: Duration,
+    pinned: bool,
 }
 
 /// Why a [`Config`] was rejected.
@@ -142,6 +143,7 @@ impl Config {
             ops_per_thread: 3,
             seed,
             stall_limit: Duration::from_secs(60),
+            pinned: true,
         }
     }
 
@@ -170,6 +172,16 @@ impl Config {
     /// Each history uses between `min` and `max` threads (chosen per history).
     pub fn threads(mut self, min: usize, max: usize) -> Self {
         (self.min_threads, self.max_threads) = (min, max);
+        self
+    }
+
+    /// Whether worker `w` is pinned to CPU `w` (round-robin over the allowed CPUs; the
+    /// default), so that a history's first threads run on different CPUs and really
+    /// overlap. Unpinned, with more threads than CPUs, the scheduler moves workers between
+    /// CPUs, in the middle of an operation too: a per-CPU structure then sees a thread's
+    /// updates land on different cores.
+    pub fn pinned(mut self, pinned: bool) -> Self {
+        self.pinned = pinned;
         self
     }
 
@@ -380,8 +392,11 @@ where
                 // different CPUs, so their operations really overlap. Left to itself, the
                 // scheduler often wakes them on one CPU, where they take turns and the history
                 // comes out sequential. Best effort: a refusal leaves the thread unpinned.
-                let cpus = ordo::cpu::allowed();
-                let _ = ordo::cpu::pin_current_thread(cpus[w % cpus.len()]);
+                // (`Config::pinned`: unpinned on request.)
+                if config.pinned {
+                    let cpus = ordo::cpu::allowed();
+                    let _ = ordo::cpu::pin_current_thread(cpus[w % cpus.len()]);
+                }
                 loop {
                     start.wait();
                     {

@@ -8,7 +8,9 @@
 //!
 //! First the OpLog core's own objects (the counter, sets over `OpLog`, objects evicting each
 //! other, eviction storms in which other objects are created and dropped under every
-//! representation; the storms share the histories among their six configurations), then
+//! representation; the storms share the histories among their six configurations; and the
+//! counter and both sets under every representation with more unpinned threads than CPUs,
+//! which migrate), then
 //! every OpLog structure of `oplog-structures`, half of its histories in a
 //! per-CPU domain and half in a per-thread one. The absorbing ones (both rmaps, two of the lists, the open-file list)
 //! get plans that keep their identity rule: each thread adds and removes only items of its
@@ -157,6 +159,31 @@ fn counters_in_an_eviction_storm() {
 #[test]
 fn ordered_sets_in_an_eviction_storm() {
     storms(set_storm);
+}
+
+/// Counters and ordered and unordered sets under every representation and both slot
+/// kinds, with 3 to 6 unpinned threads (more than this machine's CPUs: the scheduler moves
+/// them between CPUs, in the middle of an update too), histories split evenly among the
+/// eighteen.
+#[test]
+fn unpinned_threads_that_migrate_under_every_representation() {
+    let env = oplog_lincheck::Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let share =
+        oplog_lincheck::Config::new(env.histories().div_ceil(18)).seed(env.get_seed()).threads(3, 6).pinned(false);
+    let runs = [
+        (Config::per_cpu(), Representation::Adaptive, "per-CPU, adaptive, unpinned"),
+        (Config::per_cpu(), Representation::Logged, "per-CPU, logged, unpinned"),
+        (Config::per_cpu(), Representation::Direct, "per-CPU, direct, unpinned"),
+        (Config::per_thread(), Representation::Adaptive, "per-thread, adaptive, unpinned"),
+        (Config::per_thread(), Representation::Logged, "per-thread, logged, unpinned"),
+        (Config::per_thread(), Representation::Direct, "per-thread, direct, unpinned"),
+    ];
+    for (config, representation, label) in runs {
+        let config = config.representation(representation);
+        check_with(CounterAdapter::new(config.clone(), label), &share);
+        check_with(SetAdapter::<true>::new(config.clone(), label, true), &share);
+        check_with(SetAdapter::<false>::new(config, label, false), &share);
+    }
 }
 
 /// A fresh domain for `config`.
