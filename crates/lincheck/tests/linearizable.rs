@@ -7,8 +7,9 @@
 //! structure, write its adapter (or its plan) in `common/` and add a line here.
 //!
 //! First the OpLog core's own objects (the counter, sets over `OpLog`, objects evicting each
-//! other, eviction storms in which other objects are created and dropped under every
-//! representation; the storms share the histories among their six configurations; and the
+//! other, eviction storms of counters, ordered sets and grow-only unordered sets in which
+//! other objects are created and dropped under every representation; the storms share the
+//! histories among their six configurations; and the
 //! counter and both sets under every representation with more unpinned threads than CPUs,
 //! which migrate), then
 //! every OpLog structure of `oplog-structures`, half of its histories in a
@@ -23,7 +24,7 @@ use common::structures::{
 };
 use common::{
     CollidingSets, CounterAdapter, SetAdapter, SwitchingAdapter, check, check_both_slot_kinds, check_with,
-    counter_storm, set_storm,
+    counter_storm, grow_only_set_storm, set_storm,
 };
 use oplog::{Config, Domain, LogKind, Representation};
 use oplog_model::lru::LruModel;
@@ -159,6 +160,11 @@ fn counters_in_an_eviction_storm() {
 #[test]
 fn ordered_sets_in_an_eviction_storm() {
     storms(set_storm);
+}
+
+#[test]
+fn grow_only_sets_in_an_eviction_storm() {
+    storms(grow_only_set_storm);
 }
 
 /// Counters and ordered and unordered sets under every representation and both slot

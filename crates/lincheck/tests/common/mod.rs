@@ -423,6 +423,28 @@ pub fn counter_storm(config: oplog::Config, label: String) -> Storm<CounterModel
     }
 }
 
+/// Grow-only unordered sets in an eviction storm: adds commute, and the kind keeps the
+/// default global absorption, so its domain learns at its first apply that its logs may
+/// be applied alone (and its switches to direct give up slots only without a barrier).
+pub fn grow_only_set_storm(
+    config: oplog::Config,
+    label: String,
+) -> Storm<SetModel, SetObject<Queue<SetUpdate, false>>, Queue<SetUpdate, false>> {
+    Storm {
+        model: SetModel,
+        domain: Domain::new(config.cache_slots(1)).unwrap(),
+        label: format!("grow-only, {label}"),
+        new: |d| SetObject(OpLog::with_domain(d, BTreeSet::new())),
+        churn: |d| {
+            let s = OpLog::with_domain(d, BTreeSet::new());
+            s.update(SetUpdate(SetOp::Add(1)));
+            s.update(SetUpdate(SetOp::Add(2)));
+            assert_eq!(s.read(|s| s.iter().copied().collect::<Vec<_>>()), [1, 2], "a churned set lost an update");
+        },
+        op: |rng| random_set_op(rng, false),
+    }
+}
+
 /// Ordered sets in an eviction storm.
 pub fn set_storm(config: oplog::Config, label: String) -> Storm<SetModel, SetObject, Queue<SetUpdate, true>> {
     Storm {
