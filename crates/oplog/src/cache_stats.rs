@@ -162,7 +162,8 @@ pub struct CacheStats {
     /// one per barrier to every CPU. None where slots are in spin mode, the caller's own,
     /// or on the spin lock ([`Config::rseq`](crate::Config::rseq)`(false)`). Updates
     /// synchronize only where the crate docs say ("Barriers"): an update-only workload of
-    /// counters, or of kinds whose logs may be applied alone or that cut, asks for none.
+    /// counters, or of kinds whose logs may be applied alone, asks for none (of an ordered
+    /// kind, only where a full backlog's cut leaves most of it).
     pub barriers: u64,
 }
 
