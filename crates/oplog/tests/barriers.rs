@@ -1,8 +1,9 @@
 //! Which calls send barriers (crate docs, "Barriers"; issue 9 item 1), counted by
 //! [`CacheStats::barriers`](oplog::CacheStats::barriers): update-only workloads of counters
 //! and of kinds whose logs may be applied alone (declared, or learned by the domain) send
-//! none, with full logs, evictions and representation switches on the way; a read that takes a log out of another core's
-//! lock-free slot sends one, and the next reads, finding the slot in spin mode, none.
+//! none, with full logs, evictions and representation switches on the way; a read that
+//! takes a log out of another core's lock-free slot sends one, and the next reads, finding
+//! the slot in spin mode, none.
 
 mod common;
 
