@@ -738,7 +738,7 @@ impl<L: LogKind> OpLog<L> {
             Representation::Direct => true,
         };
         if direct {
-            obj.give_up_slots();
+            obj.give_up_slots(true);
         }
         lock.policy = Some(policy_bits(direct, 0));
     }
@@ -2112,9 +2112,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn set_policy(self, lock: &mut ObjectLock<'a, L>, now: u64, direct: bool, score: u64, read: bool) {
         if direct && now & DIRECT == 0 {
             if !self.applies_alone() || read {
-                self.give_up_slots();
+                self.give_up_slots(true);
             } else if !L::APPLY_ALONE {
-                self.give_up_slots_without_barrier();
+                self.give_up_slots(false);
             }
         }
         if policy_bits(direct, score) != now & (DIRECT | SCORE) {
@@ -2124,23 +2124,16 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// On a switch to direct: applies what is logged and gives up the object's slots, so
     /// that its core mask empties and the check for logs that every direct update and read
-    /// makes ([`Obj::quiescent`]) visits no slot. The object lock is held.
-    fn give_up_slots(self) {
+    /// makes ([`Obj::quiescent`]) visits no slot. Without `barriers`, only where that needs
+    /// none (every slot that publishes the object is in spin mode, on its spin lock, or the
+    /// calling thread's own), and otherwise nothing: only for kinds whose logs may be
+    /// applied alone, whose logs may wait for the next read. The object lock is held.
+    fn give_up_slots(self, barriers: bool) {
+        debug_assert!(barriers || self.applies_alone(), "logs left in their slots on a switch to direct must commute");
         // Before the gather, as in `sync_locked`: a concurrent reader must not find the
         // logs gone before their operations are applied.
         self.exclude_readers();
-        let (batch, _, mut lease) = self.gather(true, false);
-        self.apply_locked(batch, &mut lease);
-    }
-
-    /// [`Obj::give_up_slots`] where that needs no barrier (every slot that publishes the
-    /// object is in spin mode, on its spin lock, or the calling thread's own); otherwise
-    /// nothing. Only for kinds whose logs may be applied alone, whose logs may wait for the
-    /// next read. The object lock is held.
-    fn give_up_slots_without_barrier(self) {
-        debug_assert!(self.applies_alone(), "logs left in their slots on a switch to direct must commute");
-        self.exclude_readers();
-        if let Some((batch, _, mut lease)) = self.gather_with(true, false, false) {
+        if let Some((batch, _, mut lease)) = self.gather_with(true, false, barriers) {
             self.apply_locked(batch, &mut lease);
         }
     }
@@ -2861,7 +2854,7 @@ mod loom_models {
 
     /// A switch to direct on evidence other than a read, of a kind whose domain learned
     /// that its logs may be applied alone, gives up the object's slots only where that
-    /// needs no barrier (`Obj::give_up_slots_without_barrier`): racing another thread that
+    /// needs no barrier (`Obj::give_up_slots`): racing another thread that
     /// logs an update in its own per-thread slot (owner protocol) and reads, the switch
     /// takes the slots when the other thread's needs no barrier (it has none yet) and
     /// leaves them otherwise; a direct update after it and the reads see every completed
