@@ -400,6 +400,48 @@ impl<S: Send> PerCore<S> {
         Entered { slot, taken, core, access: GuardAccess::start(&slot.state) }
     }
 
+    /// [`PerCore::enter`]'s common case, with no call: the calling core's slot `index`
+    /// entered in one restartable sequence that finds it free (per-CPU cores on the
+    /// restartable-sequence path), through the owner flag of the calling thread's own slot
+    /// whose index it cached (per-thread cores on the owner protocol), or through the CPU's
+    /// spin lock (per-CPU cores on the spin lock; a held lock is waited for, out of line).
+    /// `None` where the slot is held, requested or in spin mode, the thread has no cached
+    /// index, the index is out of range, or the cores are per-thread without the owner
+    /// protocol: the caller then enters the slot with [`PerCore::enter`], out of line, so
+    /// that this path carries none of the other cases' code.
+    #[inline(always)]
+    pub fn try_enter(&self, index: usize) -> Option<Entered<'_, S>> {
+        if index >= self.slots_per_core {
+            return None;
+        }
+        #[cfg(any(percore_rseq, percore_trace))]
+        if let Some(table) = &self.rseq {
+            let offset = index * std::mem::size_of::<CachePadded<Slot<S>>>();
+            return match table.try_enter_once(offset) {
+                rseq::Enter::Entered(cpu, slot) => {
+                    // SAFETY: as in `enter_cpu`: slot `index` of CPU `cpu`'s array, which
+                    // lives as long as `self`.
+                    let slot = unsafe { &*slot.cast::<Slot<S>>() };
+                    Some(Entered { slot, taken: Taken::Owner, core: cpu, access: GuardAccess::start(&slot.state) })
+                }
+                _ => None,
+            };
+        }
+        let (core, slot, taken) = if self.thread_folds {
+            let (core, base) = threads::cached(self.pool_id)?;
+            // SAFETY: as in `fold_own`: slot `index` (checked above) of the calling
+            // thread's own core, which lives as long as `self`.
+            let slot: &Slot<S> = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
+            (core, slot, slot.lock.try_lock_owner().then_some(Taken::Owner)?)
+        } else if self.mode == CoreMode::PerCpu {
+            let (core, slot) = self.cpu_slot(current_cpu(), index);
+            (core, slot, slot.lock.lock_spin())
+        } else {
+            return None;
+        };
+        Some(Entered { slot, taken, core, access: GuardAccess::start(&slot.state) })
+    }
+
     #[inline(always)]
     fn enter_cpu(&self, index: usize) -> (usize, &Slot<S>, Taken) {
         #[cfg(any(percore_rseq, percore_trace))]
@@ -1266,33 +1308,84 @@ mod tests {
             let pc = PerCore::new(layout(CoreMode::PerCpu, 4), 2, rseq, |_, _| Sum::default());
             let n: u32 = if cfg!(miri) { 20 } else { 1_000_000 };
             let threads = 6;
-            let done = AtomicUsize::new(0, "test.done");
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| {
-                        for _ in 0..n {
-                            if pc.fold(1, KEY, 3).is_none() {
-                                let mut e = pc.enter(1);
-                                if e.published() != KEY {
-                                    e.publish(KEY);
-                                }
-                                e.fold(3);
-                            }
-                        }
-                        done.fetch_add(1, Ordering::SeqCst);
-                    });
-                }
-                s.spawn(|| {
-                    while done.load(Ordering::SeqCst) < threads {
-                        drop(pc.lock_all());
-                        std::thread::yield_now();
+            let (count, value) = against_a_remote_taker(&pc, threads, n, || {
+                if pc.fold(1, KEY, 3).is_none() {
+                    let mut e = pc.enter(1);
+                    if e.published() != KEY {
+                        e.publish(KEY);
                     }
-                });
+                    e.fold(3);
+                }
             });
-            let mut all = pc.lock_all();
-            let (count, value) = all.iter_mut().fold((0, 0), |(c, v), (_, _, s)| (c + s.count, v + s.value));
             assert_eq!(value, i64::from(n) * threads as i64 * 3, "rseq {rseq}: an update was lost or doubled");
             assert!(count >= n * threads as u32, "rseq {rseq}: {count} counted for {} updates", n * threads as u32);
+        }
+    }
+
+    /// Runs `update` `n` times on each of `threads` unpinned threads while another thread
+    /// keeps taking every slot remotely; returns the slots' counts and values, summed.
+    fn against_a_remote_taker(pc: &PerCore<Sum>, threads: usize, n: u32, update: impl Fn() + Sync) -> (u32, i64) {
+        let done = AtomicUsize::new(0, "test.done");
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    (0..n).for_each(|_| update());
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            s.spawn(|| {
+                while done.load(Ordering::SeqCst) < threads {
+                    drop(pc.lock_all());
+                    std::thread::yield_now();
+                }
+            });
+        });
+        let mut all = pc.lock_all();
+        all.iter_mut().fold((0, 0), |(c, v), (_, _, s)| (c + s.count, v + s.value))
+    }
+
+    /// `try_enter` enters the calling core's slot where that takes no call (per-CPU slots
+    /// on the restartable sequence or the spin lock, a per-thread slot of a thread with its
+    /// index cached), and declines otherwise: a thread with no index yet, a slot this
+    /// thread holds, an index out of range. From more threads than CPUs, unpinned, against
+    /// a thread that keeps taking every slot remotely, every update made through it or,
+    /// where it declines, through an entry lands exactly once.
+    #[test]
+    fn try_enter_takes_only_the_callers_slot_and_loses_nothing() {
+        let pc = PerCore::new(layout(CoreMode::PerThread, 4), 2, true, |_, _| Sum::default());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert!(pc.try_enter(1).is_none(), "no index claimed yet");
+                let core = pc.enter(0).core();
+                let Some(held) = pc.try_enter(1) else {
+                    assert!(!pc.owner_fast_path(), "the owner protocol enters the thread's own slot");
+                    return;
+                };
+                assert_eq!(held.core(), core, "the calling thread's own slot");
+                assert!(pc.try_enter(1).is_none(), "a slot this thread holds");
+                drop(held);
+                assert!(pc.try_enter(2).is_none(), "a slot beyond the core's");
+                assert!(pc.try_enter(1).is_some(), "released");
+            });
+        });
+        for rseq in [true, false] {
+            let pc = PerCore::new(layout(CoreMode::PerCpu, 4), 2, rseq, |_, _| Sum::default());
+            let n: u32 = if cfg!(miri) { 20 } else { 300_000 };
+            let threads = 6;
+            assert!(pc.try_enter(2).is_none(), "a slot beyond the core's");
+            let direct = AtomicUsize::new(0, "test.direct");
+            let (count, value) = against_a_remote_taker(&pc, threads, n, || match pc.try_enter(1) {
+                Some(mut e) => {
+                    e.fold(3);
+                    direct.fetch_add(1, Ordering::Relaxed);
+                }
+                None => {
+                    pc.enter(1).fold(3);
+                }
+            });
+            assert_eq!(value, i64::from(n) * threads as i64 * 3, "rseq {rseq}: an update was lost or doubled");
+            assert_eq!(count, n * threads as u32, "rseq {rseq}: {count} counted");
+            assert!(direct.load(Ordering::Relaxed) > 0, "rseq {rseq}: never entered without a call");
         }
     }
 

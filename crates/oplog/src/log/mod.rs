@@ -116,6 +116,15 @@ pub trait LogKind: Sized + Send + Sync + 'static {
     /// operations into a fixed-size value return 0.
     fn push(log: &mut Self::Log, op: Self::Op, stamp: u64) -> usize;
 
+    /// Whether the next [`LogKind::push`] to `log` stores its operation without allocating
+    /// (`true` where the kind cannot tell). OpLog's inline update path pushes only then,
+    /// and leaves a push that grows the log to its out-of-line path.
+    #[inline(always)]
+    fn push_fits(log: &Self::Log) -> bool {
+        let _ = log;
+        true
+    }
+
     /// Whether `log` holds nothing to apply.
     fn is_empty(log: &Self::Log) -> bool;
 

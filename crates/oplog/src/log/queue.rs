@@ -376,6 +376,11 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         log.ops.len()
     }
 
+    #[inline(always)]
+    fn push_fits(log: &QueueLog<U, O>) -> bool {
+        log.ops.len() < log.ops.capacity() && (!O || log.stamps.len() < log.stamps.capacity())
+    }
+
     fn is_empty(log: &QueueLog<U, O>) -> bool {
         log.ops.is_empty()
     }
@@ -754,6 +759,26 @@ mod tests {
         let mut batch = QueueBatch::default();
         Ordered::<SetOp>::gather(&mut batch, 0, &mut log);
         assert!(log.ops.is_empty() && log.stamps.is_empty() && log.capacity() >= 64 && log.stamps.capacity() >= 64);
+    }
+
+    /// A push fits while both arrays have room, and stops fitting where either must grow;
+    /// taking a full log keeps its room.
+    #[test]
+    fn a_push_fits_while_the_log_has_room() {
+        let mut log = QueueLog::with_capacity(3);
+        let room = log.capacity();
+        for i in 0..room {
+            assert!(Ordered::<SetOp>::push_fits(&log), "entry {i} of {room}");
+            Ordered::<SetOp>::push(&mut log, SetOp::Add(i as u32), i as u64);
+        }
+        assert!(!Ordered::<SetOp>::push_fits(&log), "full");
+        let taken = Ordered::<SetOp>::take_full(&mut log);
+        assert_eq!(taken.ops().len(), room);
+        assert!(Ordered::<SetOp>::push_fits(&log), "a fresh log with the same room");
+        let mut unordered = QueueLog::<SetOp, false>::with_capacity(1);
+        assert!(Unordered::<SetOp>::push_fits(&unordered), "an unordered log has no stamps to fit");
+        Unordered::<SetOp>::push(&mut unordered, SetOp::Add(1), 0);
+        assert_eq!(Unordered::<SetOp>::push_fits(&unordered), unordered.capacity() > 1);
     }
 
     struct Boom;
