@@ -75,8 +75,11 @@
 //! the inline path carries none of their code (two threads adding to `read-mix`'s table
 //! with the domain pinned to logged, 2-core AMD EPYC host, 2026-11-30, alternated runs:
 //! on one thread at 100 % updates, 168-204M updates/s before, 222-232M after; on the
-//! spin lock, 107-111M before, 118-124M after; two threads, 423-429M before, 437-470M
-//! after).
+//! spin lock, 107-111M before, 118-124M after; two threads, 423-429M before, 442-470M
+//! after; at 90 % updates, 27-28M before and after). Two threads at 99 % updates,
+//! where a read every hundred updates takes the slots and most of the time goes to the
+//! reads, lost instead: 89-92M before, 82-85M after (the spin lock: 104-107M, 89-90M);
+//! the cause was not found (the slot's entry and release are the same as before).
 //!
 //! Nothing on this path writes a cache line another core uses, except when the slot
 //! changes owner (a log-cache miss) and the object's backlog when a log is handed off.
