@@ -118,16 +118,6 @@ fn update_only_workloads_of_a_kind_that_learned_it_send_no_barrier() {
     with_watchdog("learned", LIMIT, || update_only_workload_sends_no_barrier(Learned));
 }
 
-/// Logs one update of `object` from a thread pinned to CPU `cpu`, which then exits.
-fn log_from(cpu: usize, object: &OpLog<Unordered<Bump>>) {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            ordo::cpu::pin_current_thread(cpu).expect("pin to an allowed CPU");
-            object.update(Bump(1));
-        });
-    });
-}
-
 #[test]
 fn a_read_that_takes_another_cores_log_sends_one_barrier_and_leaves_the_slot_in_spin_mode() {
     // Before any thread here is pinned: a pinned thread's children inherit its one CPU.
@@ -144,18 +134,35 @@ fn a_read_that_takes_another_cores_log_sends_one_barrier_and_leaves_the_slot_in_
             // or the spin lock chosen) no barrier is ever needed.
             let expected = u64::from(d.owner_fast_path());
             let o = OpLog::with_domain(&d, [0; 8]);
+            // The reader on the first CPU, the updates on the second, from one thread that
+            // lives through both (a second thread could get a fresh per-thread slot, if the
+            // first one's index were not given back yet): the read takes another CPU's
+            // slot (or another thread's).
+            let (update, updates) = std::sync::mpsc::channel::<()>();
+            let (updated, wait_updated) = std::sync::mpsc::channel::<()>();
+            let (o, d, config, cpus) = (&o, &d, &config, &cpus);
             std::thread::scope(|s| {
-                s.spawn(|| {
-                    // The reader on the first CPU, the updates on the second: the read
-                    // takes another CPU's slot (or another thread's).
+                s.spawn(move || {
+                    ordo::cpu::pin_current_thread(cpus[1 % cpus.len()]).expect("pin to an allowed CPU");
+                    for () in updates {
+                        o.update(Bump(1));
+                        updated.send(()).unwrap();
+                    }
+                });
+                s.spawn(move || {
                     ordo::cpu::pin_current_thread(cpus[0]).expect("pin to an allowed CPU");
-                    log_from(cpus[1 % cpus.len()], &o);
+                    let log_one = || {
+                        update.send(()).unwrap();
+                        wait_updated.recv().unwrap();
+                    };
+                    log_one();
                     assert_eq!(o.read(|t| t[1]), 1);
                     assert_eq!(d.cache_stats().barriers, expected, "{config:?}: the first read");
                     assert_eq!(o.read(|t| t[1]), 1);
-                    log_from(cpus[1 % cpus.len()], &o);
+                    log_one();
                     assert_eq!(o.read(|t| t[1]), 2);
                     assert_eq!(d.cache_stats().barriers, expected, "{config:?}: the slot stayed in spin mode");
+                    drop(update);
                 });
             });
         }
