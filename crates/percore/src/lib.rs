@@ -397,7 +397,7 @@ impl<S: Send> PerCore<S> {
             CoreMode::PerCpu => self.enter_cpu(index),
             CoreMode::PerThread => self.enter_thread(index),
         };
-        Entered { slot, taken, core, access: GuardAccess::start(&slot.state) }
+        Entered::new(slot, taken, core)
     }
 
     /// [`PerCore::enter`]'s common case, with no call: the calling core's slot `index`
@@ -422,16 +422,16 @@ impl<S: Send> PerCore<S> {
                     // SAFETY: as in `enter_cpu`: slot `index` of CPU `cpu`'s array, which
                     // lives as long as `self`.
                     let slot = unsafe { &*slot.cast::<Slot<S>>() };
-                    Some(Entered { slot, taken: Taken::Owner, core: cpu, access: GuardAccess::start(&slot.state) })
+                    Some(Entered::new(slot, Taken::Owner, cpu))
                 }
                 _ => None,
             };
         }
         let (core, slot, taken) = if self.thread_folds {
             let (core, base) = threads::cached(self.pool_id)?;
-            // SAFETY: as in `fold_own`: slot `index` (checked above) of the calling
-            // thread's own core, which lives as long as `self`.
-            let slot: &Slot<S> = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
+            // SAFETY: `cached` hands back the calling thread's claim in this PerCore's pool;
+            // `index` was checked above.
+            let slot = unsafe { self.thread_slot(base, index) };
             (core, slot, slot.lock.try_lock_owner().then_some(Taken::Owner)?)
         } else if self.mode == CoreMode::PerCpu {
             let (core, slot) = self.cpu_slot(current_cpu(), index);
@@ -439,7 +439,7 @@ impl<S: Send> PerCore<S> {
         } else {
             return None;
         };
-        Some(Entered { slot, taken, core, access: GuardAccess::start(&slot.state) })
+        Some(Entered::new(slot, taken, core))
     }
 
     #[inline(always)]
@@ -599,9 +599,9 @@ impl<S: Send> PerCore<S> {
     where
         S: Fold,
     {
-        // SAFETY: as in `enter_thread`: slot `index` (below `slots_per_core`, checked by
-        // `fold`) of the calling thread's own core, which lives as long as `self`.
-        let slot = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
+        // SAFETY: `base` is the calling thread's first slot (this function's contract), and
+        // `fold` checked `index`.
+        let slot = unsafe { self.thread_slot(base, index) };
         if !slot.lock.try_lock_owner() {
             return None;
         }
@@ -638,15 +638,26 @@ impl<S: Send> PerCore<S> {
         (core, unsafe { slots.get_unchecked(index) })
     }
 
+    /// Slot `index` of the per-thread core whose first slot is at `base`.
+    ///
+    /// # Safety
+    /// `base` is the first slot of one of this PerCore's per-thread cores (what a claim in
+    /// its pool returned: `thread_slots(core)`), and `index` is below `slots_per_core`, the
+    /// core's length; the core lives as long as `self`.
+    #[inline(always)]
+    unsafe fn thread_slot(&self, base: *const (), index: usize) -> &Slot<S> {
+        // SAFETY: the contract above: an element of a live array of padded slots.
+        unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) }
+    }
+
     #[inline(always)]
     fn enter_thread(&self, index: usize) -> (usize, &Slot<S>, Taken) {
         let pool = self.pool.as_ref().expect("per-thread cores have a pool");
         match threads::current(self.pool_id, pool, |core| self.thread_slots(core).as_ptr().cast()) {
             Some((core, base)) => {
-                // SAFETY: `base` is the first slot of this PerCore's thread index `core`
-                // (`current` hands back what the claim returned: `thread_slots(core)`), which
-                // lives as long as `self`; `index` < slots_per_core, its length.
-                let slot = unsafe { &*base.cast::<CachePadded<Slot<S>>>().add(index) };
+                // SAFETY: `current` hands back what the claim returned, `thread_slots(core)`'s
+                // first slot; `enter` checked `index`.
+                let slot = unsafe { self.thread_slot(base, index) };
                 (core, slot, if self.owner_fast { slot.lock.lock_owner() } else { slot.lock.lock_spin() })
             }
             None => {
@@ -844,7 +855,13 @@ pub struct Entered<'a, S> {
     access: GuardAccess<S>,
 }
 
-impl<S> Entered<'_, S> {
+impl<'a, S> Entered<'a, S> {
+    /// The guard of `slot`, taken as `taken`, of core `core`.
+    #[inline(always)]
+    fn new(slot: &'a Slot<S>, taken: Taken, core: usize) -> Self {
+        Entered { slot, taken, core, access: GuardAccess::start(&slot.state) }
+    }
+
     /// The core entered (a CPU, or the thread's index; 0 for the shared per-thread index).
     #[inline(always)]
     pub fn core(&self) -> usize {
