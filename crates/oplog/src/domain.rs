@@ -152,7 +152,9 @@ impl Config {
     }
 
     /// Per-CPU domains: the number of per-CPU caches (default: the CPUs the OS may
-    /// report). CPU `c` uses cache `c % n`. From 1 to 65,536.
+    /// report). CPU `c` uses cache `c % n`. From 1 to 65,536. Fewer caches than CPUs keep
+    /// every slot on its spin lock ([`Config::rseq`]`(false)`): a restartable sequence
+    /// enters only its own CPU's cache.
     pub fn cpus(mut self, n: usize) -> Self {
         self.layout = self.layout.cpus(n);
         self
@@ -169,6 +171,9 @@ impl Config {
     /// until the owners have entered it [`SPIN_MODE_ENTRIES`](crate::percore::SPIN_MODE_ENTRIES)
     /// times with no synchronize taking it. So a slot read often costs what a spin-locked
     /// slot costs, and one read rarely pays a barrier per few thousand updates at most.
+    /// Kinds whose logs are not applied alone ([`Update::APPLY_ALONE`](crate::Update::APPLY_ALONE))
+    /// keep their slots in spin mode for good, so that no update sends a barrier (crate
+    /// docs, "Barriers").
     /// Turning this off keeps every slot on the spin lock (no barrier ever); the `read-mix`
     /// experiment measures both beside the default (`oplog-rseq`, `oplog-spinlock`).
     pub fn rseq(mut self, on: bool) -> Self {
@@ -277,12 +282,17 @@ pub struct Domain<L: LogKind> {
     /// Whether a counter that one core alone updates costs less logged than direct here
     /// (kinds with a lock-free direct log; measured on first use, `object::solo`).
     pub(crate) solo: Solo,
-    /// Whether an apply showed that the kind has no global absorption, so that its logs
-    /// may be applied alone though it does not declare it
+    /// Whether the kind has no global absorption, so that its logs may be applied alone
+    /// though it does not declare it, as the domain's first object showed
+    /// ([`LogKind::absorbs_nothing_globally`]) or an apply
     /// ([`LogKind::applied_without_global_absorption`]; `object`'s `Obj::applies_alone`).
     /// Set once, never cleared: a property of the kind. (A plain std atomic: a cache of
-    /// what an apply showed, never part of a modelled interleaving.)
+    /// what the kind showed, never part of a modelled interleaving; it decides how
+    /// updates enter their slots, both ways correct, `Obj::enters_locked`.)
     no_global_absorption: AtomicBool,
+    /// Whether an object's creation ran the kind's global absorption on no operations
+    /// ([`LogKind::absorbs_nothing_globally`]): once per domain.
+    absorption_checked: AtomicBool,
     pub(crate) clock: Arc<dyn Clock>,
     /// The log caches: `cache_slots` slots per core (see `object::log_cache`).
     pub(crate) slots: PerCore<SlotData<L>>,
@@ -353,6 +363,7 @@ impl<L: LogKind> Domain<L> {
             thresholds,
             solo: Solo::new(cache_slots, representation == Representation::Direct),
             no_global_absorption: AtomicBool::new(false),
+            absorption_checked: AtomicBool::new(false),
             clock,
             slots,
             backlogs: Backlogs::new(4 * ncpus.clamp(4, 1024)),
@@ -362,14 +373,29 @@ impl<L: LogKind> Domain<L> {
         }))
     }
 
-    /// Whether an apply showed that the kind has no global absorption (the field's docs).
+    /// Whether the domain learned that the kind has no global absorption (the field's docs).
     #[inline(always)]
     pub(crate) fn no_global_absorption(&self) -> bool {
         self.no_global_absorption.load(StdOrdering::Relaxed)
     }
 
-    /// Records that an apply showed the kind has no global absorption; writes the flag's
-    /// line only the first time.
+    /// At an object's creation, from its instance: learns whether the kind has no global
+    /// absorption ([`LogKind::absorbs_nothing_globally`]), the first time only (the
+    /// kind's absorption runs once per domain).
+    pub(crate) fn check_global_absorption(&self, state: &L::State) {
+        if L::APPLY_ALONE
+            || self.absorption_checked.load(StdOrdering::Relaxed)
+            || self.absorption_checked.swap(true, StdOrdering::Relaxed)
+        {
+            return;
+        }
+        if L::absorbs_nothing_globally(state) {
+            self.learn_no_global_absorption();
+        }
+    }
+
+    /// Records that the kind has no global absorption; writes the flag's line only the
+    /// first time.
     pub(crate) fn learn_no_global_absorption(&self) {
         if !self.no_global_absorption() {
             self.no_global_absorption.store(true, StdOrdering::Relaxed);

@@ -185,44 +185,52 @@
 //! Where updates enter their core's slot without a lock (a restartable sequence in per-CPU
 //! domains on Linux, the owner flag in per-thread domains), taking a log out of another
 //! core's slot needs a barrier: a `membarrier` system call, which interrupts the CPUs it
-//! targets (microseconds). Nothing else does. [`CacheStats::barriers`] counts them at run
-//! time; [`Config::rseq`]`(false)` keeps every slot on its spin lock, so none is ever sent
-//! (at one compare-and-swap per update).
+//! targets (microseconds). Nothing else does, and **no update ever sends one**: only reads,
+//! synchronizes, [`OpLog::into_inner`] and drops do. [`CacheStats::barriers`] counts them
+//! at run time; [`Config::rseq`]`(false)` keeps every slot on its spin lock, so none is
+//! ever sent (at one compare-and-swap per update).
 //!
 //! * **Reads and synchronizes** of an object with nothing logged take no slot and send
-//!   none. One that finds logs on other cores sends, for per-CPU slots, one barrier to each
-//!   CPU that holds a log of the object, up to two, and one to every CPU beyond (the kernel
-//!   targets one CPU per call), never to the caller's own CPU; per-thread slots take one
-//!   barrier for all. The slots it took stay in spin mode ([`Config::rseq`]), so the
-//!   synchronizes that follow while the object is read often send none. Synchronizes that
-//!   ask for a barrier at the same time share one: a caller returns without its own system
-//!   call when a barrier to the same CPU, or to every CPU, began after it asked and has
-//!   completed.
+//!   none. One that finds logs in other cores' lock-free slots sends one barrier, never
+//!   more: for per-CPU slots, to the one CPU that holds them (never the caller's own), or,
+//!   where they are on two CPUs or more, to every CPU running the process (the kernel
+//!   targets one CPU per call); per-thread slots take one barrier for all. The slots it
+//!   took stay in spin mode ([`Config::rseq`]), so the synchronizes that follow while the
+//!   object is read often send none. Synchronizes that ask for a barrier at the same time
+//!   share one: a caller returns without its own system call when a barrier to the same
+//!   CPU, or to every CPU, began after it asked and has completed.
 //! * **Updates** of a [`Counter`], and of kinds whose logs may be applied alone (those
 //!   that declare [`Update::APPLY_ALONE`], and an [`Unordered`] kind that keeps the default
-//!   [`Update::absorb_global`] once its domain has applied one batch, which shows that),
-//!   never send one: a full log is handed off or applied by its owner, an evicted log goes
-//!   to its object's backlog or is applied at once, a full backlog is applied alone, and a
-//!   direct update or a switch to direct leaves what is logged to the next read (a learned
-//!   kind's switch gives up the object's slots where none of them needs a barrier: they
-//!   are the calling thread's own, or in spin mode). An [`Ordered`] kind's full backlog is
-//!   applied up to a stamp that no core's log precedes, taking no slot.
-//! * An update of any other kind takes other cores' slots, and may send a barrier, in
-//!   three cases, where its operations must meet every logged one: its backlog fills while
-//!   the kind neither cuts nor is applied alone (an [`Unordered`] kind with a global
-//!   absorption of its own: its operations pair across cores; or one that keeps the
-//!   default, before its domain's first apply); an ordered backlog's cut leaves more than
-//!   half of it (a core logged the object long ago and went on to others); a direct
-//!   update, or the adaptive policy's switch to direct, finds logs on other cores (they
-//!   run first). A log that a lock-free owner holds can leave its slot only with that
-//!   owner's help, which may never come (the thread went idle), or with a barrier, and the
-//!   memory bound and the order of operations rule out leaving it there. Measured with
-//!   `oplog-bench objects` (records' `barriers_per_mupdate`), two threads updating 1,024
-//!   objects of a user's unordered type that keeps the default absorption (`logged-oplog`;
-//!   2-core AMD EPYC host, 2026-11-30): 20-21 barriers per million updates when a switch
-//!   to direct gathered every core's log, none since, at 0.81x the throughput of before
-//!   (more of the objects stay direct; 0.86x at 4,096 objects, the same at 65,536 and on
-//!   one thread), 1.06-1.2x a `Mutex` each.
+//!   [`Update::absorb_global`], which its domain's first object shows),
+//!   take no other core's slot that needs one: a full log is handed off or applied by its
+//!   owner, an evicted log goes to its object's backlog or is applied at once, a full
+//!   backlog is applied alone, and a direct update or a switch to direct leaves what is
+//!   logged to the next read (a learned kind's switch gives up the object's slots where
+//!   none of them needs a barrier: they are the calling thread's own, or in spin mode).
+//!   An [`Ordered`] kind's full backlog is applied up to a stamp that no core's log
+//!   precedes, taking no slot.
+//! * **Updates of every other kind** (ordered, or an [`Unordered`] kind with a global
+//!   absorption of its own, whose operations pair across cores) must meet every logged
+//!   operation in three
+//!   cases: the backlog fills while the kind neither cuts nor is applied alone; an ordered
+//!   backlog's cut leaves more than half of it (a core logged the object long ago and went
+//!   on to others, or went idle); a direct update, or the adaptive policy's switch to
+//!   direct, finds logs on other cores (they run first). A log in a lock-free slot could
+//!   leave it only with a barrier or its owner's help, which may never come (the memory
+//!   bound and the order of operations rule out leaving it there), so such kinds never
+//!   leave a log in one: their updates enter their slot *locked*, leaving it in spin mode
+//!   (the owner's entry puts it there itself, with no barrier; later entries take its
+//!   spin lock, and the count that ends spin mode does not run), and their gathers take
+//!   every slot with its lock alone. Their reads send no barrier either. The price is the
+//!   spin lock's compare-and-swap on each update (2-core AMD EPYC host, 2026-11-30,
+//!   alternated runs of `oplog-bench`: `fork`'s `oplog-ordered`, an ordered rmap that is
+//!   never read, 4.0-4.2M forks/s before and 3.2-3.3M since at one thread, 8.1-8.2M and
+//!   6.5M at two; `fork`'s default `oplog`, whose rmap has a global absorption of its
+//!   own, `notify`, `lru` and `fork-truncate` within the noise of before, which the
+//!   binary's layout alone makes large here: `counter`'s `percore-store` floor, code
+//!   this does not touch, differed by 15 % between the two binaries; and `objects`'
+//!   user type, which learns from its first object that it has no global absorption,
+//!   too, now with no barrier at all where it sent 0.03-0.08 per million updates).
 //!
 //! # Panics in user code
 //!

@@ -1,14 +1,17 @@
 //! Which calls send barriers (crate docs, "Barriers"; issue 9 item 1), counted by
 //! [`CacheStats::barriers`](oplog::CacheStats::barriers): update-only workloads of counters
 //! and of kinds whose logs may be applied alone (declared, or learned by the domain) send
-//! none, with full logs, evictions and representation switches on the way; a read that
-//! takes a log out of another core's lock-free slot sends one, and the next reads, finding
-//! the slot in spin mode, none.
+//! none, with full logs, evictions and representation switches on the way; neither do
+//! those of kinds whose updates must meet every logged one (ordered, or with a global
+//! absorption of their own), nor their reads, even where a core's old log holds back a
+//! full backlog; a read that takes a log of a kind applied alone out of another core's
+//! lock-free slot sends one, and the next reads, finding the slot in spin mode, none.
 
 mod common;
 
 use common::with_watchdog;
-use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
+use oplog::{Config, Counter, CounterLog, Domain, LogKind, OpLog, Ordered, Representation, Unordered, Update};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +29,7 @@ impl Update for Bump {
     }
 }
 
-/// [`Bump`] as a user writes it, with only `exec`: its domain learns at its first apply
+/// [`Bump`] as a user writes it, with only `exec`: its domain learns from its first object
 /// that the logs may be applied alone (the default global absorption).
 struct Learned(usize);
 
@@ -35,6 +38,18 @@ impl Update for Learned {
     fn exec(self, t: &mut [u64; 8]) {
         t[self.0 % 8] += 1;
     }
+}
+
+/// [`Bump`] with a global absorption of its own (which absorbs nothing): its domain never
+/// learns that its logs may be applied alone, so its updates must meet every logged one.
+struct Paired(usize);
+
+impl Update for Paired {
+    type Target = [u64; 8];
+    fn exec(self, t: &mut [u64; 8]) {
+        t[self.0 % 8] += 1;
+    }
+    fn absorb_global(_: &[u64; 8], _: &mut VecDeque<Self>) {}
 }
 
 /// The domains the workloads run in: per CPU (restartable sequences where they exist) and
@@ -87,15 +102,16 @@ fn update_only_workloads_of_counters_send_no_barrier() {
     });
 }
 
-/// Update-only workloads of `U`'s objects ([`OBJECT_COUNTS`]), in each of [`configs`]: after
-/// one update and read of a first object (which teaches a domain of a kind that keeps the
-/// default global absorption that its logs may be applied alone), no barrier.
-fn update_only_workload_sends_no_barrier<U: Update<Target = [u64; 8]>>(make: fn(usize) -> U) {
+/// Update-only workloads of `L`'s objects ([`OBJECT_COUNTS`]), in each of [`configs`]: after
+/// one update and read of a first object (a read may take a log of a kind applied alone
+/// from another CPU's lock-free slot, if the thread migrated), no barrier. With
+/// `reads_too`, the reads that check the totals send none either.
+fn update_only_workload_sends_no_barrier<L: LogKind<State = [u64; 8]>>(make: fn(usize) -> L::Op, reads_too: bool) {
     let per_thread = if cfg!(miri) { 40 } else { 100_000 };
     for config in configs() {
         for n in OBJECT_COUNTS {
-            let d = Arc::new(Domain::<Unordered<U>>::new(config.clone()).unwrap());
-            let objects: Vec<OpLog<Unordered<U>>> = (0..n).map(|_| OpLog::with_domain(&d, [0; 8])).collect();
+            let d = Arc::new(Domain::<L>::new(config.clone()).unwrap());
+            let objects: Vec<OpLog<L>> = (0..n).map(|_| OpLog::with_domain(&d, [0; 8])).collect();
             objects[0].update(make(0));
             assert_eq!(objects[0].read(|t| t[0]), 1);
             let before = d.cache_stats();
@@ -104,18 +120,83 @@ fn update_only_workload_sends_no_barrier<U: Update<Target = [u64; 8]>>(make: fn(
             assert_eq!(stats.barriers, 0, "{config:?}, {n} objects: {stats:?}");
             let total: u64 = objects.iter().map(|o| o.read(|t| t.iter().sum::<u64>())).sum();
             assert_eq!(total, 1 + 3 * per_thread, "{config:?}, {n} objects");
+            if reads_too {
+                assert_eq!(d.cache_stats().barriers, 0, "{config:?}, {n} objects: the reads");
+            }
         }
     }
 }
 
 #[test]
 fn update_only_workloads_of_a_kind_applied_alone_send_no_barrier() {
-    with_watchdog("applied alone", LIMIT, || update_only_workload_sends_no_barrier(Bump));
+    with_watchdog("applied alone", LIMIT, || update_only_workload_sends_no_barrier::<Unordered<Bump>>(Bump, false));
 }
 
 #[test]
 fn update_only_workloads_of_a_kind_that_learned_it_send_no_barrier() {
-    with_watchdog("learned", LIMIT, || update_only_workload_sends_no_barrier(Learned));
+    with_watchdog("learned", LIMIT, || update_only_workload_sends_no_barrier::<Unordered<Learned>>(Learned, false));
+}
+
+#[test]
+fn workloads_of_kinds_whose_updates_meet_every_log_send_no_barrier() {
+    with_watchdog("ordered", LIMIT, || update_only_workload_sends_no_barrier::<Ordered<Learned>>(Learned, true));
+    with_watchdog("own absorption", LIMIT, || update_only_workload_sends_no_barrier::<Unordered<Paired>>(Paired, true));
+}
+
+/// Appends its number: the order of an ordered object's operations, seen.
+struct Append(u64);
+
+impl Update for Append {
+    type Target = Vec<u64>;
+    fn exec(self, v: &mut Vec<u64>) {
+        v.push(self.0);
+    }
+}
+
+/// A core logs an ordered object once and goes idle, so that its old log holds back every
+/// full backlog of another core's updates (crate docs, "Barriers": the cut applies nothing
+/// past a slot's first stamp, and the update that fills the backlog takes that slot): the
+/// updates and the read take the idle core's slot without a barrier, in order.
+#[test]
+fn an_idle_cores_old_log_is_taken_without_a_barrier() {
+    // Before any thread here is pinned: a pinned thread's children inherit its one CPU.
+    let cpus = ordo::cpu::allowed();
+    let updates: u64 = if cfg!(miri) { 100 } else { 20_000 };
+    with_watchdog("an idle core's log", LIMIT, || {
+        for config in [Config::per_cpu(), Config::per_thread()] {
+            let d = Arc::new(
+                Domain::<Ordered<Append>>::new(
+                    config.clone().max_log_len(8).cache_slots(16).representation(Representation::Logged),
+                )
+                .unwrap(),
+            );
+            if d.mode() == oplog::CoreMode::PerCpu && cpus.len() < 2 {
+                continue;
+            }
+            let o = OpLog::with_domain(&d, Vec::new());
+            let (logged, wait_logged) = std::sync::mpsc::channel::<()>();
+            let (done, wait_done) = std::sync::mpsc::channel::<()>();
+            let (o, d, config, cpus) = (&o, &d, &config, &cpus);
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    ordo::cpu::pin_current_thread(cpus[1 % cpus.len()]).expect("pin to an allowed CPU");
+                    o.update(Append(0));
+                    logged.send(()).unwrap();
+                    // Idle, with its log in its slot, until the other thread is done.
+                    wait_done.recv().unwrap();
+                });
+                s.spawn(move || {
+                    ordo::cpu::pin_current_thread(cpus[0]).expect("pin to an allowed CPU");
+                    wait_logged.recv().unwrap();
+                    (1..=updates).for_each(|k| o.update(Append(k)));
+                    let seen = o.read(Vec::clone);
+                    assert_eq!(seen, (0..=updates).collect::<Vec<_>>(), "{config:?}");
+                    assert_eq!(d.cache_stats().barriers, 0, "{config:?}");
+                    done.send(()).unwrap();
+                });
+            });
+        }
+    });
 }
 
 #[test]

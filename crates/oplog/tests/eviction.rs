@@ -245,12 +245,12 @@ fn objects_that_keep_losing_their_slots_go_direct_and_lose_nothing() {
 }
 
 /// An [`Unordered`] kind that keeps the default global absorption has its full logs applied
-/// alone by their owner, as a kind declaring `APPLY_ALONE` does, once a synchronize has
-/// applied something and so shown that the kind absorbs nothing globally; before that,
-/// and always for a kind with global absorption of its own (which may pair operations
-/// across cores' logs), a full log is handed off to the object's backlog.
+/// alone by their owner, as a kind declaring `APPLY_ALONE` does, from its first update on
+/// (making the domain's first object showed that the kind absorbs nothing globally); for a
+/// kind with global absorption of its own (which may pair operations across cores' logs),
+/// a full log is always handed off to the object's backlog.
 #[test]
-fn full_logs_are_applied_alone_once_an_apply_shows_no_global_absorption() {
+fn full_logs_are_applied_alone_where_the_kind_has_no_global_absorption() {
     use std::collections::VecDeque;
     #[derive(Debug)]
     struct Pairing(u64);
@@ -280,6 +280,6 @@ fn full_logs_are_applied_alone_once_an_apply_shows_no_global_absorption() {
         let after = d.cache_stats().since(&before).hand_offs;
         (first, after, o.read(|v| *v))
     }
-    assert_eq!(hand_offs(|| Add(1)), (2, 0, 48), "default global absorption: applied alone after the first read");
+    assert_eq!(hand_offs(|| Add(1)), (0, 0, 48), "default global absorption: applied alone from the start");
     assert_eq!(hand_offs(|| Pairing(1)), (2, 10, 48), "global absorption of its own: always handed off");
 }

@@ -695,6 +695,74 @@ fn a_direct_update_applies_logs_first() {
     });
 }
 
+/// An ordered object's updates enter their slot locked (`percore`'s
+/// `PerCore::enter_locked`: an update of a kind whose logs are not applied alone may have
+/// to gather every core's log, and must send no barrier): the writer's entry through its
+/// owner flag puts its slot in spin mode before it publishes the object, so a read racing
+/// its two updates takes the slot without a barrier in every interleaving, and sees a
+/// prefix of them, in order.
+#[test]
+fn an_ordered_update_leaves_its_slot_in_spin_mode() {
+    loom_model("an_ordered_update_leaves_its_slot_in_spin_mode", 3, || {
+        let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
+        let d = Domain::<Ordered<Digit>>::new(
+            Config::per_thread().max_threads(2).cache_slots(1).clock(clock).representation(Representation::Logged),
+        )
+        .unwrap();
+        assert!(d.owner_fast_path(), "per-thread slots use the owner protocol under loom");
+        let o = Arc::new(OpLog::with_domain(&d, 0u64));
+        let writer = {
+            let o = o.clone();
+            thread::spawn(move || {
+                o.update(Digit(1));
+                o.update(Digit(2));
+            })
+        };
+        let seen = o.read(|n| *n);
+        assert!([0, 1, 12].contains(&seen), "read {seen}");
+        writer.join().unwrap();
+        assert_eq!(o.read(|n| *n), 12);
+        assert_eq!(d.cache_stats().barriers, 0, "a slot holding an ordered log is taken without a barrier");
+    });
+}
+
+/// `PerCore::enter_locked` through the owner flag against a remote acquisition of the
+/// same slot (`lock_remote`, as a gather of every core of an object's mask takes one): the
+/// owner's entry takes the spin lock with one try to put the slot in spin mode, or, where
+/// the taker holds it, leaves and enters again. Both of the owner's additions and the
+/// taker's land, each once, in every interleaving.
+#[test]
+fn a_locked_entry_races_a_remote_taker() {
+    use oplog_percore::{Layout, PerCore};
+    loom_model("a_locked_entry_races_a_remote_taker", 3, || {
+        let pc = Arc::new(PerCore::new(Layout::per_thread().max_threads(1), 1, true, |_, _| 0u64));
+        assert!(pc.owner_fast_path(), "per-thread slots use the owner protocol under loom");
+        let allocated = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (pc, allocated) = (pc.clone(), allocated.clone());
+            thread::spawn(move || {
+                // A plain entry claims the writer's index (1) and leaves the slot with its
+                // owner, out of spin mode.
+                drop(pc.enter(0));
+                allocated.store(true, Ordering::Release);
+                for _ in 0..2 {
+                    *pc.enter_locked(0) += 1;
+                }
+            })
+        };
+        while !allocated.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        let mut taken = pc.lock_remote([(1, 0)]);
+        assert_eq!(taken.len(), 1, "the writer's slot");
+        taken.iter_mut().for_each(|(_, _, sum)| *sum += 10);
+        drop(taken);
+        writer.join().unwrap();
+        let total: u64 = pc.lock_remote([(1, 0)]).iter_mut().map(|(_, _, sum)| *sum).sum();
+        assert_eq!(total, 12);
+    });
+}
+
 /// An addition, as a user writes it (its logs wait in the backlog when evicted).
 struct Add(u64);
 

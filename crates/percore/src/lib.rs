@@ -232,10 +232,19 @@ impl<S: Send> PerCore<S> {
             CoreMode::PerCpu => ((0..cores).map(alloc).collect(), Box::default(), None),
             CoreMode::PerThread => {
                 let threads: Box<[OnceLock<Slots<S>>]> = (0..cores).map(|_| OnceLock::new()).collect();
-                let _ = threads[0].set(alloc(0));
+                let shared = alloc(0);
+                // Index 0 has no owner: threads beyond the limit take its slots remotely,
+                // in spin mode, so that none of them sends a barrier.
+                shared.iter().for_each(|slot| slot.lock.spin_mode_for_good());
+                let _ = threads[0].set(shared);
                 (Box::default(), threads, Some(threads::Pool::new(cores - 1)))
             }
         };
+        // The sequence finds the calling CPU's slots by its number: a layout with fewer
+        // cores than CPUs would leave some CPUs without (their threads would take a slot
+        // remotely, with a barrier, at every entry), so it takes the spin locks.
+        #[cfg(percore_rseq)]
+        let rseq = rseq && cores >= ordo::cpu::possible();
         #[cfg(any(percore_rseq, percore_trace))]
         let rseq = (mode == CoreMode::PerCpu && rseq)
             .then(|| rseq::Table::new(cpus.iter().map(|s| s.as_ptr().cast::<u8>()).collect()))
@@ -398,6 +407,66 @@ impl<S: Send> PerCore<S> {
             CoreMode::PerThread => self.enter_thread(index),
         };
         Entered::new(slot, taken, core)
+    }
+
+    /// [`PerCore::enter`] for a caller that may leave in the slot what a remote taker must
+    /// then take without a barrier (`oplog`'s logs of kinds whose updates may have to
+    /// gather every core's log: an interrupt is never sent on its update path). On the
+    /// owner protocol the slot is in spin mode when released, and stays so: an entry
+    /// through the owner flag puts it there without a barrier
+    /// ([`OwnerLock::hold_in_spin_mode`]), later owners take its spin lock, and the entries
+    /// that would end spin mode keep it. Elsewhere every slot is on its spin lock: the same
+    /// as [`PerCore::enter`].
+    ///
+    /// # Panics
+    /// If `index` is not below [`PerCore::slots_per_core`].
+    #[inline]
+    pub fn enter_locked(&self, index: usize) -> Entered<'_, S> {
+        let mut backoff = crate::primitive::Backoff::default();
+        loop {
+            let mut entered = self.enter(index);
+            if !self.owner_fast {
+                return entered;
+            }
+            if let Some(taken) = entered.slot.lock.hold_in_spin_mode(entered.taken) {
+                entered.taken = taken;
+                return entered;
+            }
+            // A remote taker holds the spin lock and waits for this entry to end.
+            drop(entered);
+            backoff.snooze();
+        }
+    }
+
+    /// [`PerCore::enter_locked`]'s common case, with no call: the spin lock of the calling
+    /// core's slot `index`, taken with one try, where the slot is in spin mode (per-CPU
+    /// cores on the restartable-sequence path, per-thread cores on the owner protocol of a
+    /// thread whose index is cached: as `enter_locked` leaves it), or the CPU's spin lock
+    /// (per-CPU cores on the spin lock; a held lock is waited for, out of line). `None`
+    /// otherwise (the slot held, not in spin mode yet, the thread without a cached index,
+    /// the index out of range): the caller then takes `enter_locked`, out of line.
+    #[inline(always)]
+    pub fn try_enter_locked(&self, index: usize) -> Option<Entered<'_, S>> {
+        if index >= self.slots_per_core {
+            return None;
+        }
+        let (core, slot) = if self.thread_folds {
+            let (core, base) = threads::cached(self.pool_id)?;
+            // SAFETY: `cached` hands back the calling thread's claim in this PerCore's pool;
+            // `index` was checked above.
+            (core, unsafe { self.thread_slot(base, index) })
+        } else if self.mode == CoreMode::PerCpu {
+            let (core, slot) = self.cpu_slot(current_cpu(), index);
+            if !self.owner_fast {
+                return Some(Entered::new(slot, slot.lock.lock_spin(), core));
+            }
+            (core, slot)
+        } else {
+            return None;
+        };
+        // A thread that migrated since it read its CPU takes another CPU's slot: in spin
+        // mode, its spin lock excludes every other thread all the same.
+        slot.lock.try_lock_in_spin_mode().then(|| Entered::new(slot, Taken::Spin, core))
     }
 
     /// [`PerCore::enter`]'s common case, with no call: the calling core's slot `index`
@@ -709,8 +778,9 @@ impl<S: Send> PerCore<S> {
         if self.owner_fast {
             // The cores whose owners must be interrupted: none (every slot in spin mode),
             // per-CPU slots entered by rseq (whose owners can only be running on the
-            // slot's CPU: a barrier interrupts each such CPU alone, but the caller's own,
-            // up to `TARGETED_BARRIERS` of them), or else one barrier for all.
+            // slot's CPU: a barrier interrupts such a CPU alone, never the caller's own,
+            // where there are at most `TARGETED_BARRIERS` of them), or else one barrier
+            // for all.
             // The calling thread's own per-thread slots need none: their one owner is not
             // inside them, it is here (and sees its own earlier stores in program order).
             // Index 0 is shared, never owned.
@@ -816,8 +886,10 @@ fn trace_table<T>(entry: &T, label: &'static str) {
 /// The most CPUs a remote acquisition of per-CPU slots interrupts one by one
 /// ([`barrier::heavy_on`]); more take one barrier for every CPU running the process
 /// ([`barrier::heavy`]). A targeted barrier is a system call and one interrupt, and the
-/// other CPUs run on undisturbed (on 16 cores a barrier to all of them interrupts 15).
-const TARGETED_BARRIERS: usize = 2;
+/// other CPUs run on undisturbed (on 16 cores a barrier to all of them interrupts 15); the
+/// kernel targets one CPU per call, so an acquisition that needs two pays one barrier to
+/// all rather than two system calls in a row: never more than one per acquisition.
+const TARGETED_BARRIERS: usize = 1;
 
 /// Removes from `cpus`, the CPUs whose per-CPU slots a remote acquisition has asked their
 /// owners to stay out of, the CPU the calling thread runs on once those requests are
@@ -1404,6 +1476,70 @@ mod tests {
             assert_eq!(count, n * threads as u32, "rseq {rseq}: {count} counted");
             assert!(direct.load(Ordering::Relaxed) > 0, "rseq {rseq}: never entered without a call");
         }
+    }
+
+    /// `enter_locked` leaves the slots it enters in spin mode for good: from more threads
+    /// than CPUs (and, per thread, than thread indices: some share index 0), unpinned,
+    /// against a thread that keeps taking every slot remotely, every update lands exactly
+    /// once, and afterwards (each thread having entered more than `SPIN_MODE_ENTRIES`
+    /// times, which would end spin mode for plain entries) taking the slots they entered
+    /// sends no barrier.
+    #[test]
+    fn enter_locked_leaves_the_slot_in_spin_mode_and_loses_nothing() {
+        for (mode, rseq) in [(CoreMode::PerCpu, true), (CoreMode::PerCpu, false), (CoreMode::PerThread, true)] {
+            let pc = PerCore::new(layout(mode, 4), 2, rseq, |_, _| Sum::default());
+            let n: u32 = if cfg!(miri) { 20 } else { 3 * SPIN_MODE_ENTRIES as u32 };
+            let threads = 6;
+            let entered = AtomicUsize::new(0, "test.entered");
+            let (count, value) = against_a_remote_taker(&pc, threads, n, || {
+                let mut e = pc.enter_locked(1);
+                e.fold(3);
+                entered.fetch_or(1 << e.core(), Ordering::Relaxed);
+            });
+            assert_eq!(
+                value,
+                i64::from(n) * threads as i64 * 3,
+                "{mode:?}, rseq {rseq}: an update was lost or doubled"
+            );
+            assert_eq!(count, n * threads as u32, "{mode:?}, rseq {rseq}: {count} counted");
+            let cores = entered.load(Ordering::Relaxed);
+            let before = pc.barriers();
+            drop(pc.lock_remote((0..pc.cores()).filter(|c| cores & (1 << c) != 0).map(|c| (c, 1))));
+            assert_eq!(pc.barriers(), before, "{mode:?}, rseq {rseq}: a slot entered locked needs no barrier");
+        }
+    }
+
+    /// A per-thread layout's shared index has no owner, so its slots are taken with no
+    /// barrier: by the threads beyond the limit that enter them, and by remote takers.
+    #[test]
+    fn the_shared_per_thread_index_takes_no_barrier() {
+        let pc = PerCore::new(layout(CoreMode::PerThread, 2), 1, true, |_, _| Sum::default());
+        let (claimed, wait_claimed) = std::sync::mpsc::channel::<()>();
+        let (done, wait_done) = std::sync::mpsc::channel::<()>();
+        let pc = &pc;
+        std::thread::scope(|s| {
+            // Holds the one thread index while the others run.
+            s.spawn(move || {
+                drop(pc.enter(0));
+                claimed.send(()).unwrap();
+                wait_done.recv().unwrap();
+            });
+            wait_claimed.recv().unwrap();
+            s.spawn(move || {
+                let mut e = pc.enter(0);
+                assert_eq!(e.core(), 0, "beyond the limit: the shared index");
+                e.fold(1);
+            })
+            .join()
+            .unwrap();
+            let mut taken = pc.lock_remote([(0, 0)]);
+            let sum = taken.iter_mut().map(|(_, _, s)| s.value).sum::<i64>();
+            drop(taken);
+            // Before any assertion: the first thread waits for it.
+            done.send(()).unwrap();
+            assert_eq!(sum, 1);
+        });
+        assert_eq!(pc.barriers(), 0, "the shared index is in spin mode for good");
     }
 
     /// While a remote thread holds a per-thread slot, its owner's fold declines (the

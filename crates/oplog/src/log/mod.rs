@@ -110,6 +110,18 @@ pub trait LogKind: Sized + Send + Sync + 'static {
         false
     }
 
+    /// Whether this kind's global absorption is [`Update::absorb_global`]'s default, which
+    /// pairs nothing across cores, shown by running it on no operations against `state`
+    /// (a new object's instance, before anyone else can reach it): then the kind's logs
+    /// may be applied alone, as [`LogKind::applied_without_global_absorption`] would show
+    /// at the first apply. OpLog asks when a domain's first object is made, so that the
+    /// domain's updates are treated one way from the start (crate docs, "Barriers").
+    /// Default false.
+    fn absorbs_nothing_globally(state: &Self::State) -> bool {
+        let _ = state;
+        false
+    }
+
     /// Appends `op` to this core's `log` with timestamp `stamp`, or absorbs it into an
     /// entry already there. Returns the number of entries the log now holds; OpLog flushes
     /// (synchronizes the object) when it reaches the domain's limit. Kinds that fold
@@ -288,13 +300,16 @@ pub trait Update: Send + Sized + 'static {
     /// handed off by its owner, or evicted, is applied under the object lock without
     /// taking any other core's slot (no barrier), which keeps update-only workloads
     /// scaling. Default false: then a full log waits in the object's backlog, and a full
-    /// backlog synchronizes the whole object, taking every core's slot.
+    /// backlog synchronizes the whole object, taking every core's slot (with its spin
+    /// lock: such a kind's updates leave their slots in spin mode, so that they never send
+    /// a barrier, at one compare-and-swap each; crate docs, "Barriers").
     ///
     /// An [`Unordered`] kind that keeps the default [`Update::absorb_global`] needs no
     /// declaration: its operations commute (the contract of `Unordered`) and nothing pairs
-    /// them across cores, so OpLog applies its full and evicted logs alone from the first
-    /// synchronize that applies something on (which shows that the default absorption
-    /// ran: [`LogKind::applied_without_global_absorption`]). Two threads each updating a
+    /// them across cores, so OpLog applies its full and evicted logs alone: making the
+    /// domain's first object runs the kind's global absorption on no operations, which
+    /// shows that the default ran ([`LogKind::absorbs_nothing_globally`]; an apply would
+    /// show it too, [`LogKind::applied_without_global_absorption`]). Two threads each updating a
     /// random one of 16 or 256 objects that count requests, bytes and the largest response
     /// (`oplog-bench objects`' `RouteStats`, only `exec`; 2-core Intel Xeon host,
     /// 2026-11-28, medians of five alternated runs) made 60M and 56M updates/s with every
@@ -331,8 +346,9 @@ pub trait Update: Send + Sized + 'static {
     /// `remove(x)` whose `add(x)` is still in `ops` and was never applied. The same safety
     /// rule as [`Update::absorb_local`] applies. The default does nothing; an
     /// [`Unordered`] kind that keeps it has its logs applied alone, as if it declared
-    /// [`Update::APPLY_ALONE`] (OpLog learns it at the first synchronize that applies
-    /// something: [`LogKind::applied_without_global_absorption`]).
+    /// [`Update::APPLY_ALONE`] (OpLog learns it when the domain's first object is made,
+    /// running this absorption on no operations: [`LogKind::absorbs_nothing_globally`]).
+    /// An override is called that way too, once per domain.
     fn absorb_global(target: &Self::Target, ops: &mut VecDeque<Self>) {
         let _ = target;
         note_default_global_absorption(ops);

@@ -391,6 +391,16 @@ impl<U: Update, const O: bool> LogKind for Queue<U, O> {
         !O && super::default_global_absorption_ran_on(&batch.ready)
     }
 
+    fn absorbs_nothing_globally(state: &U::Target) -> bool {
+        if O {
+            return false;
+        }
+        super::forget_default_global_absorption();
+        let mut none = VecDeque::new();
+        U::absorb_global(state, &mut none);
+        super::default_global_absorption_ran_on(&none)
+    }
+
     fn take_full(log: &mut QueueLog<U, O>) -> QueueLog<U, O> {
         // One allocation per hand-off instead of the log growing again from nothing.
         let capacity = log.capacity();

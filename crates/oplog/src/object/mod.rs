@@ -23,7 +23,11 @@
 //!    go their own way, see "Representations"). Enter the object's slot in the log
 //!    cache of the core: the CPU the thread runs on
 //!    (per-CPU domains, through a restartable sequence or the slot's spin lock) or the
-//!    thread's own index (per-thread domains, through the owner flag).
+//!    thread's own index (per-thread domains, through the owner flag). Kinds whose logs
+//!    are not applied alone ([`Obj::applies_alone`]) enter it *locked*
+//!    (`Obj::enter_slot`): in spin mode, which the owner's entry sets without a barrier,
+//!    so that the updates that must gather every core's log (below, and "The cut",
+//!    "Representations") take it without one (crate docs, "Barriers").
 //! 2. Ordered kinds: read the clock, raise the stamp to the migration floor
 //!    ([`crate::migration`]) and to the slot's last stamp.
 //! 3. If another object (the victim) owns the slot, take the victim's log out of it and
@@ -68,7 +72,9 @@
 //!
 //! The common case of an unordered kind ([`Obj::INLINE_PUSH`]) is inline: the slot
 //! entered with no call (`percore`'s `PerCore::try_enter`: one restartable sequence that
-//! finds it free, the owner flag of the thread's own slot, or the CPU's spin lock), a
+//! finds it free, the owner flag of the thread's own slot, or the CPU's spin lock; for a
+//! kind that enters locked, `PerCore::try_enter_locked`: one try at the spin lock of a
+//! slot in spin mode), a
 //! slot that publishes the object, a push that stores its operation without allocating
 //! ([`LogKind::push_fits`]), then steps 5 and 6. Every other case (a slot held, requested
 //! or in spin mode, a miss, a log that must grow) takes the steps above out of line, so
@@ -134,8 +140,8 @@
 //!
 //! A full backlog of an ordered object cannot simply be applied: a core's slot may hold
 //! operations older than some in the backlog, and they must run first. A synchronize
-//! takes every slot for that (a barrier on the owner path, and the owners wait or go to
-//! spin mode), which two threads updating one ordered object paid once per full backlog
+//! takes every slot for that (their spin locks: such kinds' slots are in spin mode, see
+//! "Update", step 1), which two threads updating one ordered object paid once per full backlog
 //! (8 logs of 128 operations here). Instead, each slot publishes a *low mark* beside its
 //! published word ([`crate::percore::PerCore::low_mark`]): the stamp of its log's first
 //! push since the log was last taken out (a store with a full barrier, before that update
@@ -698,6 +704,9 @@ impl<L: LogKind> OpLog<L> {
                 "a lock-free direct log needs APPLY_ALONE"
             )
         };
+        // A kind that keeps the default global absorption is known as one applied alone
+        // before its first update (its absorption run on no operations).
+        domain.check_global_absorption(&state);
         let (stored, direct) = L::Direct::split(state);
         let object = domain.slab.alloc(
             Object { word: Word::new(word), state: UnsafeCell::new(stored, "OpLog.state") },
@@ -1004,16 +1013,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
     }
 
     /// Whether this object's logs may be applied alone, one at a time, before the other
-    /// cores' logs are gathered: its kind declares it ([`LogKind::APPLY_ALONE`]), or an
-    /// apply in its domain showed that the kind has no global absorption
-    /// ([`LogKind::applied_without_global_absorption`]). The rules of such kinds follow
+    /// cores' logs are gathered: its kind declares it ([`LogKind::APPLY_ALONE`]), or its
+    /// domain learned that the kind has no global absorption (from the first object made,
+    /// [`LogKind::absorbs_nothing_globally`], or an apply,
+    /// [`LogKind::applied_without_global_absorption`]). The rules of such kinds follow
     /// it: where a full or evicted log is applied or kept, a direct update that leaves what
     /// is logged to the next read, a switch to direct that leaves other cores' logs where
     /// taking them needs a barrier (`set_policy`), the policy's weighing at a read (module
     /// docs, "Representations"); a hot object's miss applied in place (`eviction`) follows
-    /// the declaration only. (A kind that keeps the default global absorption and does not
-    /// declare it is treated as one whose operations must meet every logged one until its
-    /// domain's first apply.)
+    /// the declaration only.
     #[inline(always)]
     fn applies_alone(self) -> bool {
         L::APPLY_ALONE || self.domain().no_global_absorption()
@@ -1042,14 +1050,50 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// everything else is out of line.
     #[inline(always)]
     fn append_logged(self, op: L::Op) {
-        let d = self.domain();
         if Self::INLINE_PUSH {
-            return match d.slots.try_enter(self.slot_index()) {
+            let slots = &self.domain().slots;
+            let entered = if self.enters_locked() {
+                slots.try_enter_locked(self.slot_index())
+            } else {
+                slots.try_enter(self.slot_index())
+            };
+            return match entered {
                 Some(guard) => self.append_inline(guard, op),
                 None => self.append_entering(op),
             };
         }
-        self.append_entered(d.slots.enter(self.slot_index()), op);
+        let slots = &self.domain().slots;
+        let guard =
+            if self.enters_locked() { slots.enter_locked(self.slot_index()) } else { slots.enter(self.slot_index()) };
+        self.append_entered(guard, op);
+    }
+
+    /// Whether this object's updates enter their slot *locked* (`percore`'s
+    /// `PerCore::enter_locked`): where its logs are not applied alone
+    /// ([`Obj::applies_alone`]), an update may have to gather every core's log of the
+    /// object (a full backlog, a direct update: crate docs, "Barriers"), and a slot left in
+    /// spin mode is taken without a barrier.
+    #[inline(always)]
+    fn enters_locked(self) -> bool {
+        // Ordered kinds (the queue's) never learn it: no load.
+        !(L::APPLY_ALONE || (!L::ORDERED && self.applies_alone()))
+    }
+
+    /// Enters the calling core's slot for this object's update, locked where
+    /// [`Obj::enters_locked`] says so.
+    fn enter_slot(self) -> Entered<'a, SlotData<L>> {
+        if self.enters_locked() {
+            self.enter_locked_out_of_line()
+        } else {
+            self.domain().slots.enter(self.slot_index())
+        }
+    }
+
+    /// `PerCore::enter_locked` of this object's slot, out of line: where its common case
+    /// (`PerCore::try_enter_locked`) did not enter.
+    #[inline(never)]
+    fn enter_locked_out_of_line(self) -> Entered<'a, SlotData<L>> {
+        self.domain().slots.enter_locked(self.slot_index())
     }
 
     /// Whether this kind's logged update takes [`Obj::append_inline`]'s path: an unordered
@@ -1091,7 +1135,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// entered without a call.
     #[inline(never)]
     fn append_entering(self, op: L::Op) {
-        self.append_entered(self.domain().slots.enter(self.slot_index()), op);
+        self.append_entered(self.enter_slot(), op);
     }
 
     /// [`Obj::append_logged`] in the entered slot, whichever way it was entered.
@@ -1136,7 +1180,6 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn append_slow(self, mut guard: Entered<'a, SlotData<L>>, mut op: L::Op) {
         let d = self.domain();
-        let index = self.slot_index();
         let mut check_backlog = true;
         let mut may_spare = true;
         // A panic of another operation while this update applied the object's backlog:
@@ -1153,7 +1196,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                         Err(back) => op = back,
                     }
                     may_spare = false;
-                    guard = d.slots.enter(index);
+                    guard = self.enter_slot();
                     continue;
                 }
                 match self.install(&mut guard, core, check_backlog) {
@@ -1161,7 +1204,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
                     Err(waiting) => {
                         drop(guard);
                         check_backlog = self.apply_backlog_keeping_panic(waiting, &mut deferred);
-                        guard = d.slots.enter(index);
+                        guard = self.enter_slot();
                         continue;
                     }
                 }
@@ -2942,7 +2985,7 @@ mod loom_models {
             let o = Arc::new(OpLog::with_domain(&d, 0));
             o.update(AddLearned(1));
             assert_eq!(o.read(|v| *v), 1);
-            assert!(d.no_global_absorption(), "the first apply taught the domain");
+            assert!(d.no_global_absorption(), "the first object taught the domain");
             let writer = {
                 let o = o.clone();
                 thread::spawn(move || {
