@@ -577,10 +577,25 @@ impl<S: Send> PerCore<S> {
                 },
                 _ => {
                     let (core, slot) = self.cpu_slot(current_cpu(), index);
-                    (core, slot, slot.lock.lock_remote())
+                    (core, slot, self.lock_remote_in_spin_mode(slot))
                 }
             };
         }
+    }
+
+    /// Takes `slot` remotely for a thread that cannot run the restartable sequence (no rseq
+    /// area of its own, or a CPU beyond the table) and leaves it in spin mode when
+    /// released: the barrier, counted, is paid by the first such entry after the slot's
+    /// owners had it back, not by every entry.
+    #[cfg(any(percore_rseq, percore_trace))]
+    #[cold]
+    fn lock_remote_in_spin_mode(&self, slot: &Slot<S>) -> Taken {
+        if slot.lock.remote_begin() {
+            barrier::heavy();
+            self.barriers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        slot.lock.remote_wait();
+        slot.lock.hold_in_spin_mode(Taken::Remote).unwrap_or(Taken::Remote)
     }
 
     /// A folded update of the calling core's slot `index`, if the slot's published word
@@ -1507,6 +1522,27 @@ mod tests {
             drop(pc.lock_remote((0..pc.cores()).filter(|c| cores & (1 << c) != 0).map(|c| (c, 1))));
             assert_eq!(pc.barriers(), before, "{mode:?}, rseq {rseq}: a slot entered locked needs no barrier");
         }
+    }
+
+    /// Under tracing, a thread on a CPU beyond the restartable-sequence table cannot run the
+    /// sequence: it takes its slot remotely, paying one barrier, and leaves it in spin
+    /// mode, so that its next entries pay none; the updates all land.
+    #[cfg(percore_trace)]
+    #[test]
+    fn a_thread_outside_the_sequence_pays_one_barrier() {
+        let pc = PerCore::new(layout(CoreMode::PerCpu, 2), 1, true, |_, _| Sum::default());
+        assert!(pc.owner_fast_path(), "the stand-in table");
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                crate::primitive::set_current_cpu(5);
+                for _ in 0..3 {
+                    pc.enter(0).fold(2);
+                }
+            });
+        });
+        assert_eq!(pc.barriers(), 1, "one barrier, then spin mode");
+        let mut all = pc.lock_all();
+        assert_eq!(all.iter_mut().map(|(_, _, s)| s.value).sum::<i64>(), 6);
     }
 
     /// A per-thread layout's shared index has no owner, so its slots are taken with no
