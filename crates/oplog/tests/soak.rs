@@ -54,6 +54,15 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
 
+/// Raises its flag when dropped, by a normal exit or by a panic unwinding.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Samples the resident set while `run` works; `run` calls the callback it is given once
 /// it is warmed up, which takes the baseline. Returns (baseline, peak) in bytes, or `None`
 /// where resident memory cannot be read.
@@ -80,10 +89,13 @@ fn watch_memory(run: impl FnOnce(&(dyn Fn() + Sync))) -> Option<(u64, u64)> {
                 peak.fetch_max(now, Ordering::SeqCst);
             }
         };
+        // Stops the watcher however `run` ends: a failed assertion in it must fail the test
+        // at once, not leave the scope waiting for the watcher until the watchdog aborts.
+        let stop_watching = StopOnDrop(&done);
         run(&warmed);
         warmed();
         peak.fetch_max(resident_bytes().unwrap_or(0), Ordering::SeqCst);
-        done.store(true, Ordering::SeqCst);
+        drop(stop_watching);
     });
     Some((baseline.into_inner(), peak.into_inner()))
 }
