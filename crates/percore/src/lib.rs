@@ -235,7 +235,7 @@ impl<S: Send> PerCore<S> {
                 let shared = alloc(0);
                 // Index 0 has no owner: threads beyond the limit take its slots remotely,
                 // in spin mode, so that none of them sends a barrier.
-                shared.iter().for_each(|slot| slot.lock.spin_mode_for_good());
+                shared.iter().for_each(|slot| slot.lock.set_spin_mode());
                 let _ = threads[0].set(shared);
                 (Box::default(), threads, Some(threads::Pool::new(cores - 1)))
             }
@@ -583,11 +583,12 @@ impl<S: Send> PerCore<S> {
         }
     }
 
-    /// Takes `slot` remotely for a thread that cannot run the restartable sequence (no rseq
-    /// area of its own, or a CPU beyond the table) and leaves it in spin mode when
-    /// released: the barrier, counted, is paid by the first such entry after the slot's
-    /// owners had it back, not by every entry.
-    #[cfg(any(percore_rseq, percore_trace))]
+    /// Enters `slot` remotely, where the calling thread has no owner path into it (a thread
+    /// that cannot run the restartable sequence: no rseq area of its own, or a CPU beyond
+    /// the table; a thread beyond a per-thread layout's limit, on the shared index), and
+    /// leaves it in spin mode when released: the barrier, counted, is paid by the first
+    /// such entry after the slot's owners had it back, not by every entry (none on the
+    /// shared index, in spin mode from the start).
     #[cold]
     fn lock_remote_in_spin_mode(&self, slot: &Slot<S>) -> Taken {
         if slot.lock.remote_begin() {
@@ -746,7 +747,7 @@ impl<S: Send> PerCore<S> {
             }
             None => {
                 let slot = &self.thread_slots(0)[index];
-                (0, slot, if self.owner_fast { slot.lock.lock_remote() } else { slot.lock.lock_spin() })
+                (0, slot, if self.owner_fast { self.lock_remote_in_spin_mode(slot) } else { slot.lock.lock_spin() })
             }
         }
     }

@@ -299,18 +299,14 @@ impl OwnerLock {
         }
     }
 
-    /// Puts the slot in spin mode with its count restarted; the spin lock is held.
-    fn set_spin_mode(&self) {
+    /// Puts the slot in spin mode with its count restarted; the spin lock is held, or the
+    /// slot is not shared yet (a per-thread layout's shared index, which no owner enters,
+    /// starts in spin mode for good: its remote takers, the only kind it has, then need no
+    /// barrier).
+    pub(crate) fn set_spin_mode(&self) {
         self.spin.store(true, Ordering::Relaxed);
         self.spin_entries.store(0, Ordering::Relaxed);
         self.req.store(true, Ordering::Relaxed);
-    }
-
-    /// Puts a slot that no owner enters (a per-thread layout's shared index) in spin mode
-    /// for good, before it is shared: remote takers, the only kind it has, then need no
-    /// barrier, and no owner entry counts towards the end of spin mode.
-    pub(crate) fn spin_mode_for_good(&self) {
-        self.set_spin_mode();
     }
 
     /// One try at the spin lock of a slot in spin mode, for any thread: `true` with the lock
@@ -389,16 +385,6 @@ impl OwnerLock {
         while self.busy.load(Ordering::Acquire) {
             backoff.snooze();
         }
-    }
-
-    /// Takes the lock remotely in one go (one heavy barrier for this slot alone). Only where
-    /// [`barrier::init`] returned true.
-    pub fn lock_remote(&self) -> Taken {
-        if self.remote_begin() {
-            barrier::heavy();
-        }
-        self.remote_wait();
-        Taken::Remote
     }
 
     /// Releases a remote acquisition, leaving the slot in spin mode (`Some(true)`),
