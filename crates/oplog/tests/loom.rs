@@ -47,6 +47,7 @@
 //! | `a_log_emptied_by_absorption_races_a_read` | an owner whose log local absorption emptied marks its slot emptied (a lazy store) and then publishes its object again, racing a read that may take the concurrent path |
 //! | `a_slot_in_spin_mode` | a slot left in spin mode: owner entries through the spin lock, a synchronize without a barrier |
 //! | `a_full_backlog_applies_up_to_the_cut` | an ordered object's full backlog applied up to the cut read from the slots' low marks (no slot taken), or synchronized where the cut leaves most of it, racing another core's update that sits in its slot |
+//! | `a_backlog_applied_up_to_the_cut_races_a_concurrent_read` | an ordered object's full backlog, taken and applied up to the cut by the update that filled it, racing a read on the concurrent path, which must not find the object quiescent before the backlog's operations are applied |
 //! | `an_owner_applies_its_own_full_log` | the owner of a full log that may be applied alone applies it (try-lock, readers excluded) against reads on the concurrent path and through the lock |
 //!
 //! Two more models live in the crate, because they reach the object's internals (a stamp, or
@@ -805,6 +806,35 @@ fn a_full_backlog_applies_up_to_the_cut() {
         } else {
             assert!(seen == vec![2, 3, 4] || seen == vec![1, 2, 3, 4], "read {seen:?}");
         }
+    });
+}
+
+/// An ordered object's full backlog applied up to the cut by the update that filled it,
+/// racing a read on the concurrent path (the object biased by an earlier read): CPU 1's
+/// two updates each fill a one-entry log and hand it off, and the second, finding the
+/// backlog full, takes it and applies it. A read that no longer sees the backlog must not
+/// take the object for quiescent before its operations are applied: it sees the first
+/// update if that completed before it began (the backlog's operations left the object,
+/// unapplied, while concurrent readers could still enter: a stale read).
+#[test]
+fn a_backlog_applied_up_to_the_cut_races_a_concurrent_read() {
+    loom_model("a_backlog_applied_up_to_the_cut_races_a_concurrent_read", 3, || {
+        let clock: Arc<dyn Clock> = Arc::new(LoomClock(AtomicU64::new(0)));
+        let config = Config::per_cpu().cpus(2).cache_slots(1).max_log_len(1).clock(clock);
+        let d = Domain::<Ordered<SetOp>>::new(config.representation(Representation::Logged)).unwrap();
+        let set = Arc::new(OpLog::with_domain(&d, BTreeSet::new()));
+        let elements = |set: &OpLog<Ordered<SetOp>>| set.read(|s| s.iter().copied().collect::<Vec<_>>());
+        assert_eq!(elements(&set), vec![], "a read through the lock biases the object");
+        let (writer, done) = {
+            let (first, second) = (set.clone(), set.clone());
+            update_on_cpu_1(move || first.update(SetOp::Add(1)), move || second.update(SetOp::Add(2)))
+        };
+        let completed = done.load(Ordering::Acquire);
+        let seen = elements(&set);
+        let want: &[&[u64]] = if completed { &[&[1], &[1, 2]] } else { &[&[], &[1], &[1, 2]] };
+        assert!(want.contains(&seen.as_slice()), "read {seen:?} (first update completed: {completed})");
+        writer.join().unwrap();
+        assert_eq!(elements(&set), vec![1, 2]);
     });
 }
 

@@ -360,7 +360,10 @@
 //! batch, a direct update, a [`Synced`] guard, drop) first clears the bias (a direct
 //! update in the compare-and-swap that takes the lock), then waits
 //! until no cell of the object's column holds the object (a Dekker handshake: the reader
-//! stores then loads the word, the writer stores the word then loads the cells). A read
+//! stores then loads the word, the writer stores the word then loads the cells). It does
+//! so before it takes the object's logs out of their places (the backlog, a slot), not
+//! only before the instance changes: a reader that no longer finds them would take the
+//! object for quiescent and read an instance that lacks them (`Obj::take_backlog`). A read
 //! through the lock that found nothing logged sets the bias again (one that found logs
 //! does not: the next synchronize would revoke it; in the direct representation, only the
 //! second read in a row with no update between, against churn in write-heavy mixes), so
@@ -1491,8 +1494,17 @@ impl<'a, L: LogKind> Obj<'a, L> {
 
     /// Takes the object's backlog as one batch (the carried operations first, then the
     /// evicted and handed-off logs, oldest first) with what those logs held; `None` if it
-    /// has none.
+    /// has none. The object lock is held. Concurrent readers leave first
+    /// ([`Obj::exclude_readers`]): once [`BACKLOG`] is clear, a reader that finds no slot
+    /// publishing the object takes it for quiescent and reads the instance, which lacks the
+    /// backlog's operations until the caller applies them. (A backlog applied up to its
+    /// cut, or alone, used to exclude them only once taken: a thread reading a biased
+    /// ordered set it had just updated could miss its own handed-off logs.)
     fn take_backlog(self) -> Option<(L::Batch, Gathered)> {
+        if self.get().word.logs(Ordering::SeqCst) & BACKLOG == 0 {
+            return None;
+        }
+        self.exclude_readers();
         let backlog = self.domain().backlogs.take(self.id(), &self.get().word)?;
         let logs = backlog.evicted.len();
         let mut batch = backlog.carry;
