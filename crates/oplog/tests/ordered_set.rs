@@ -103,12 +103,12 @@ fn commit_wait_keeps_order_when_raw_order_is_not_trusted() {
 fn free_running_threads_on_disjoint_keys_read_their_own_updates() {
     // Without turns the interleaving is arbitrary, but each thread owns its keys: every
     // read a thread makes shows them as its own program order left them (the updates it
-    // made completed before), and the set ends as the union of the threads' models. Logs
-    // of one or four operations are handed off at once, so backlogs fill and are applied
-    // (up to the cut) all the time while other threads read, on the concurrent path
-    // whenever a read found nothing logged. (A backlog taken before the concurrent readers
-    // were excluded made a thread miss its own handed-off logs here within a second, on
-    // per-CPU slots without the restartable sequence, `object::Obj::take_backlog`.)
+    // made completed before), and the set ends as the union of the threads' models. Short
+    // logs (1, 4 and 16 operations) are handed off all the time, so backlogs fill and are
+    // applied (up to the cut) while other threads read, on the concurrent path whenever a
+    // read found nothing logged. (A backlog taken before the concurrent readers were
+    // excluded made a thread miss its own handed-off logs here within half a second,
+    // usually in the first configuration, `object::Obj::take_backlog`.)
     with_watchdog("free running", Duration::from_secs(120), || {
         let configs = [Config::per_cpu(), Config::per_cpu().rseq(false), Config::per_thread()];
         // One length under Miri, which runs code ~100 times slower.

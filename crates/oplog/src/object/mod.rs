@@ -361,9 +361,10 @@
 //! update in the compare-and-swap that takes the lock), then waits
 //! until no cell of the object's column holds the object (a Dekker handshake: the reader
 //! stores then loads the word, the writer stores the word then loads the cells). It does
-//! so before it takes the object's logs out of their places (the backlog, a slot), not
-//! only before the instance changes: a reader that no longer finds them would take the
-//! object for quiescent and read an instance that lacks them (`Obj::take_backlog`). A read
+//! so before it takes logs to apply them (the backlog, a slot's log), not only before the
+//! instance changes: a reader that no longer finds them where updates leave them would
+//! take the object for quiescent and read an instance that lacks them
+//! (`Obj::take_backlog`). A read
 //! through the lock that found nothing logged sets the bias again (one that found logs
 //! does not: the next synchronize would revoke it; in the direct representation, only the
 //! second read in a row with no update between, against churn in write-heavy mixes), so
