@@ -17,7 +17,7 @@
 //! loads anyway: no other line, no lock.
 
 use crate::log::LogKind;
-use crate::primitive::{Mutex, Ordering};
+use crate::primitive::Mutex;
 use crate::word::{BACKLOG, Word};
 use crossbeam_utils::CachePadded;
 use std::collections::HashMap;
@@ -98,11 +98,10 @@ impl<L: LogKind> Backlogs<L> {
         self.shard(id).map.lock().get(&id).map_or(0, |b| b.evicted.len())
     }
 
-    /// Removes and returns object `id`'s backlog, if it has one; `word` is its word.
+    /// Removes and returns object `id`'s backlog, if it has one; `word` is its word, in
+    /// which the caller saw [`BACKLOG`] set (without it there is nothing to take, and the
+    /// shard's lock would be taken for nothing: `object`'s `take_backlog` checks first).
     pub(crate) fn take(&self, id: u64, word: &Word) -> Option<Backlog<L>> {
-        if word.logs(Ordering::SeqCst) & BACKLOG == 0 {
-            return None;
-        }
         let mut map = self.shard(id).map.lock();
         let b = map.remove(&id);
         if b.is_some() {
@@ -145,6 +144,7 @@ fn mark(word: &Word, new: bool) {
 mod tests {
     use super::*;
     use crate::log::CounterLog;
+    use crate::primitive::Ordering;
 
     #[test]
     fn evicted_logs_and_carries_are_kept_per_object_and_marked_in_its_word() {
