@@ -138,7 +138,7 @@
 //! | `readers` | the per-CPU reader table of concurrent reads |
 //! | `reentry` | the misuse checks: calls back into OpLog that would wait for themselves |
 //! | `object::log_cache` | the per-core direct-mapped log cache (001 ch. 7): what a slot holds, taking a slot on a miss, taking an object's slots for a synchronize |
-//! | `object::eviction` | how a log leaves the cache when another object takes its slot: to the backlog, or applied at once |
+//! | `object::eviction` | how a log leaves the cache when another object takes its slot: to the backlog, applied at once, or a counter's folded with one atomic add |
 //! | [`cache_stats`] | what the log caches did: misses, evictions, hand-offs, barriers ([`Domain::cache_stats`]) |
 //! | `slab` | where objects live: stable homes an evictor can reach |
 //! | `backlog` | each object's backlog: logs that left the cache (evicted or handed off) and operations left by a panic |
@@ -284,10 +284,13 @@
 //!   may be applied alone is applied at eight times `max_log_len` when another core logs
 //!   its object too, and one whose owner finds the lock taken stays in its slot and grows
 //!   to at most sixteen times `max_log_len` while the owner tries the lock again, before it
-//!   goes to the backlog. A log evicted from the cache is applied by the evictor at once
-//!   when the owner's lock is free and the log may be applied alone (a counter's) or is
-//!   all the owner has logged (no backlog, no other core's log); every other evicted log
-//!   waits in the owner's backlog. An object whose backlog
+//!   goes to the backlog. A counter's log evicted from the cache is folded into the
+//!   counter's value by the evictor with one atomic add, without the counter's lock, where
+//!   the eviction tells the counter's adaptive policy nothing (`object::eviction`, "Eviction
+//!   by one fold"). Otherwise an evicted log is applied by the evictor at once when the
+//!   owner's lock is free and the log may be applied alone (a counter's) or is all the
+//!   owner has logged (no backlog, no other core's log); every other evicted log waits in
+//!   the owner's backlog. An object whose backlog
 //!   reaches twice the CPU count (at least 8, at most 128) logs has it applied by the
 //!   update that hands the last one off, or before it takes a slot again, or, while
 //!   another synchronize of it is running, once the backlog reaches four times that, so

@@ -17,9 +17,10 @@
 //!   for the object) and [`BACKLOG`] (the object has a backlog, kept by `crate::backlog`).
 //!   Updaters and evictors set its bits without the lock. The lock's holder clears them;
 //!   so does an evictor, for the core whose slot it holds, but only once the log it took
-//!   out is in the backlog, with [`BACKLOG`] set. So a holder that loads the half after
-//!   taking the lock sees every log made before, and the half cannot turn quiescent while
-//!   it holds the lock.
+//!   out is in the backlog, with [`BACKLOG`] set, or applied, or folded into the object
+//!   while no read of it was under way (`object`'s `eviction`). So a holder that loads the
+//!   half after taking the lock sees every log made before, and the half cannot turn
+//!   quiescent while it holds the lock.
 //!
 //! Code that needs both halves reads them as one `u64` value ([`Word::load`]: the holder
 //! half above the log half; two loads), in which the bit constants below are defined, so
@@ -164,7 +165,11 @@ impl Word {
     }
 
     /// Sets the holder half to that of `new` if it is that of `seen`; `Err` gives the
-    /// holder half found. Used to take the lock (`new` has [`LOCK`], `seen` not).
+    /// holder half found. Used to take the lock (`new` has [`LOCK`], `seen` not), with a
+    /// sequentially consistent `success`: the lock is the holder's half of a Dekker
+    /// handshake with an evictor that folds a log into the object without it and then
+    /// checks the lock (`object`'s `eviction`), so a holder's later loads of the instance
+    /// must not pass it (on x86-64 the same instruction as an acquire).
     #[inline(always)]
     pub(crate) fn take(&self, seen: u64, new: u64, success: Ordering) -> Result<(), u64> {
         self.holders

@@ -193,6 +193,42 @@ fn cache_stats_count_misses_evictions_and_updates() {
     assert_eq!(s.hit_rate(), Some(0.99));
 }
 
+/// A counter's eviction where it tells no policy anything (a domain pinned to logged) folds
+/// the log into the victim's value, with nothing parked in a backlog; while the victim's
+/// lock is held (a synchronize's guard: updates go on), the victim keeps its slot and the
+/// evicting update applies in place; the next miss, the lock free, takes the slot. Every
+/// update counts once, and no barrier is sent.
+#[test]
+fn a_counter_eviction_folds_the_log_or_leaves_the_slot_to_a_locked_victim() {
+    for config in [Config::per_cpu().cpus(1), Config::per_thread().max_threads(1)] {
+        let domain = Domain::<CounterLog>::new(config.cache_slots(1).representation(Representation::Logged)).unwrap();
+        let (a, b) = (Counter::with_domain(&domain, 0), Counter::with_domain(&domain, 0));
+        let before = domain.cache_stats();
+        a.inc();
+        b.inc();
+        let s = domain.cache_stats().since(&before);
+        assert_eq!((s.installs, s.evictions, s.evictions_to_backlog, s.misses_in_place), (2, 1, 0, 0), "{s:?}");
+        assert_eq!(domain.backlogged_objects(), 0);
+        assert_eq!((a.read(), b.read()), (1, 1));
+
+        a.inc();
+        let guard = a.as_oplog().synchronize();
+        a.inc();
+        // `a`'s log is folded, but its lock is taken: `a` keeps the slot.
+        b.inc();
+        let s = domain.cache_stats().since(&before);
+        assert_eq!((s.installs, s.evictions, s.misses_in_place), (3, 2, 1), "{s:?}");
+        assert_eq!(*guard, 2, "the guard shows what was synchronized");
+        drop(guard);
+        assert_eq!((a.read(), b.read()), (3, 2));
+        // The slot still publishes `a`, its log empty; its lock is free now.
+        b.inc();
+        let s = domain.cache_stats().since(&before);
+        assert_eq!((s.installs, s.evictions, s.misses_in_place, s.barriers), (4, 2, 1, 0), "{s:?}");
+        assert_eq!((a.read(), b.read()), (3, 3));
+    }
+}
+
 /// Adds to a `u64`: an unordered update that keeps the default global absorption.
 #[derive(Debug)]
 struct Add(u64);

@@ -32,6 +32,7 @@
 //! | `slot_lock_shared_on_one_cpu` | per-slot spin lock: two threads on one CPU and a synchronizer |
 //! | `eviction_races_synchronize` | a log-cache miss moving a victim's log to its backlog while the victim synchronizes |
 //! | `eviction_races_a_concurrent_read` | a log-cache miss applying (counter) or backlogging (unordered) a victim's log and clearing its core bit, against a read of the victim on the concurrent path |
+//! | `a_folded_eviction_races_reads_updates_and_a_drop` | a counter's eviction by one fold (no lock of the victim), against a read of the victim on the concurrent path, a read through its lock, an update of it on another core, an update on the same core that takes the slot back, and its drop |
 //! | `eviction_races_an_update_and_a_synchronize` | a log-cache miss evicting a victim's log (applied or backlogged, its core bit cleared) while another core updates the victim and a third thread synchronizes it |
 //! | `gather_retries_when_a_core_joins` | the synchronize gather loop: a core installing the object mid-gather, and a thread migrating between two ordered updates |
 //! | `counter_read_sees_completed_updates` | the counter-log read: exact, monotone, includes every completed update |
@@ -127,6 +128,54 @@ fn counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
     Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1)).unwrap()
 }
 
+/// Core 0's slot of `d` (one CPU, one slot per cache) holds `a`'s log and `b`'s update
+/// evicts it, while `a`, biased by a read through the lock, is read on the concurrent path:
+/// the read sees the completed increment.
+fn counter_evicted_under_a_concurrent_read(d: Arc<Domain<CounterLog>>) {
+    let a = Arc::new(Counter::with_domain(&d, 0));
+    let b = Counter::with_domain(&d, 0);
+    assert_eq!(a.read(), 0, "a read through the lock biases the object");
+    a.inc();
+    let reader = {
+        let a = a.clone();
+        thread::spawn(move || assert_eq!(a.read(), 1, "the completed increment is seen"))
+    };
+    b.inc();
+    reader.join().unwrap();
+    assert_eq!((a.read(), b.read()), (1, 1));
+}
+
+/// Core 0's slot of `d` (two CPUs, one slot per cache) holds `a`'s log and `b`'s update
+/// evicts it, while core 1 updates `a` and the main thread reads it: no update is lost or
+/// counted twice, and the read sees every update that completed before it began.
+fn counter_evicted_under_an_update_and_a_read(d: Arc<Domain<CounterLog>>) {
+    let a = Arc::new(Counter::with_domain(&d, 0));
+    let b = Arc::new(Counter::with_domain(&d, 0));
+    a.inc();
+    let evictor = {
+        let b = b.clone();
+        thread::spawn(move || b.inc())
+    };
+    let updater = {
+        let a = a.clone();
+        thread::spawn(move || {
+            set_current_cpu(1);
+            a.inc();
+        })
+    };
+    let seen = a.read();
+    assert!((1..=2).contains(&seen), "read {seen}: the completed increment is seen, none twice");
+    evictor.join().unwrap();
+    updater.join().unwrap();
+    assert_eq!((a.read(), b.read()), (2, 1));
+}
+
+/// A per-CPU counter domain with `cpus` CPUs and one slot per cache, pinned to logged (so
+/// that an eviction tells no policy anything).
+fn logged_counter_domain(cpus: usize) -> Arc<Domain<CounterLog>> {
+    Domain::new(Config::per_cpu().cpus(cpus).cache_slots(1).representation(Representation::Logged)).unwrap()
+}
+
 /// A per-CPU counter domain with two CPUs and one slot per cache, pinned to `representation`.
 fn pinned_counter_domain(representation: Representation) -> Arc<Domain<CounterLog>> {
     Domain::new(Config::per_cpu().cpus(2).cache_slots(1).representation(representation)).unwrap()
@@ -210,18 +259,7 @@ fn eviction_races_synchronize() {
 #[test]
 fn eviction_races_a_concurrent_read() {
     loom_model("eviction_races_a_concurrent_read/counter", 3, || {
-        let d = counter_domain(1);
-        let a = Arc::new(Counter::with_domain(&d, 0));
-        let b = Counter::with_domain(&d, 0);
-        assert_eq!(a.read(), 0, "a read through the lock biases the object");
-        a.inc();
-        let reader = {
-            let a = a.clone();
-            thread::spawn(move || assert_eq!(a.read(), 1, "the completed increment is seen"))
-        };
-        b.inc();
-        reader.join().unwrap();
-        assert_eq!((a.read(), b.read()), (1, 1));
+        counter_evicted_under_a_concurrent_read(counter_domain(1))
     });
     loom_model("eviction_races_a_concurrent_read/unordered", 3, || {
         let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(1).cache_slots(1)).unwrap();
@@ -239,6 +277,66 @@ fn eviction_races_a_concurrent_read() {
     });
 }
 
+/// The counter's eviction by one fold (`object`'s `eviction`, "Eviction by one fold":
+/// a domain pinned to logged, where an eviction tells no policy anything): core 0's slot
+/// holds `a`'s log and `b`'s update evicts it, adding it to `a`'s value without `a`'s
+/// lock, while `a` is read on the concurrent path, read through its lock, updated on
+/// another core, updated again on core 0 (taking the slot back from `b` the same way), and
+/// dropped. Every read sees every update that completed before it began, none twice.
+#[test]
+fn a_folded_eviction_races_reads_updates_and_a_drop() {
+    loom_model("a_folded_eviction_races_reads_updates_and_a_drop/concurrent read", 3, || {
+        counter_evicted_under_a_concurrent_read(logged_counter_domain(1))
+    });
+    loom_model("a_folded_eviction_races_reads_updates_and_a_drop/read through the lock", 3, || {
+        let d = logged_counter_domain(1);
+        let a = Arc::new(Counter::with_domain(&d, 0));
+        let b = Counter::with_domain(&d, 0);
+        a.inc();
+        let reader = {
+            let a = a.clone();
+            thread::spawn(move || assert_eq!(*a.as_oplog().synchronize(), 1, "the completed increment is seen"))
+        };
+        b.inc();
+        reader.join().unwrap();
+        assert_eq!((a.read(), b.read()), (1, 1));
+    });
+    loom_model("a_folded_eviction_races_reads_updates_and_a_drop/update and read", 3, || {
+        counter_evicted_under_an_update_and_a_read(logged_counter_domain(2))
+    });
+    loom_model("a_folded_eviction_races_reads_updates_and_a_drop/the slot taken back", 3, || {
+        let d = logged_counter_domain(1);
+        let a = Arc::new(Counter::with_domain(&d, 0));
+        let b = Arc::new(Counter::with_domain(&d, 0));
+        a.inc();
+        // Folded: the slot is `b`'s now.
+        b.inc();
+        let updater = {
+            let a = a.clone();
+            thread::spawn(move || a.inc())
+        };
+        // The update takes the slot back, folding `b`'s log, racing reads of both.
+        let seen = a.read();
+        assert!((1..=2).contains(&seen), "read {seen}: the completed increment is seen, none twice");
+        assert_eq!(b.read(), 1, "the folded increment is seen once");
+        updater.join().unwrap();
+        assert_eq!((a.read(), b.read()), (2, 1));
+    });
+    loom_model("a_folded_eviction_races_reads_updates_and_a_drop/drop", 3, || {
+        let d = logged_counter_domain(1);
+        let a = OpLog::<CounterLog>::with_domain(&d, 0);
+        let b = Arc::new(OpLog::<CounterLog>::with_domain(&d, 0));
+        a.update(1);
+        let evictor = {
+            let b = b.clone();
+            thread::spawn(move || b.update(1))
+        };
+        assert_eq!(a.into_inner(), 1, "the increment is in the dropped counter once");
+        evictor.join().unwrap();
+        assert_eq!(b.read(|v| *v), 1);
+    });
+}
+
 /// The eviction path against an update of the victim on another core and a synchronize of
 /// the victim: core 0's slot holds `a`'s log and `b`'s install evicts it (applied under a
 /// try-lock for the counter, and for the unordered log when it is all `a` has logged,
@@ -248,26 +346,7 @@ fn eviction_races_a_concurrent_read() {
 #[test]
 fn eviction_races_an_update_and_a_synchronize() {
     loom_model("eviction_races_an_update_and_a_synchronize/counter", 3, || {
-        let d = counter_domain(2);
-        let a = Arc::new(Counter::with_domain(&d, 0));
-        let b = Arc::new(Counter::with_domain(&d, 0));
-        a.inc();
-        let evictor = {
-            let b = b.clone();
-            thread::spawn(move || b.inc())
-        };
-        let updater = {
-            let a = a.clone();
-            thread::spawn(move || {
-                set_current_cpu(1);
-                a.inc();
-            })
-        };
-        let seen = a.read();
-        assert!((1..=2).contains(&seen), "read {seen}: the completed increment is seen, none twice");
-        evictor.join().unwrap();
-        updater.join().unwrap();
-        assert_eq!((a.read(), b.read()), (2, 1));
+        counter_evicted_under_an_update_and_a_read(counter_domain(2))
     });
     loom_model("eviction_races_an_update_and_a_synchronize/unordered", 3, || {
         let d = Domain::<Unordered<Add>>::new(Config::per_cpu().cpus(2).cache_slots(1)).unwrap();

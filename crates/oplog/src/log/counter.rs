@@ -110,6 +110,14 @@ impl DirectLog<CounterLog> for DirectSum {
         Ok(())
     }
 
+    fn fold(&self, batch: &mut i64) -> bool {
+        let delta = std::mem::take(batch);
+        if delta != 0 {
+            self.add(delta);
+        }
+        true
+    }
+
     #[inline(always)]
     fn lease(&self) -> (i64, i64) {
         let value = self.load();

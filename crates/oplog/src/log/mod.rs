@@ -211,6 +211,11 @@ pub trait DirectLog<L: LogKind>: Send + Sync + Sized {
     /// Folds `op` in, or gives it back (`Err`) if this kind has no lock-free direct log.
     fn push(&self, op: L::Op) -> Result<(), L::Op>;
 
+    /// Folds a gathered `batch` in without the object lock, as [`DirectLog::push`] folds
+    /// one operation (an evicted log: `object`'s `eviction`), emptying it; `false`, and
+    /// nothing done, if this kind has no lock-free direct log.
+    fn fold(&self, batch: &mut L::Batch) -> bool;
+
     /// The instance as it is now, for a read or a lock holder: one load where this log
     /// holds it, nothing otherwise.
     fn lease(&self) -> Self::Lease;
@@ -253,6 +258,10 @@ impl<L: LogKind> DirectLog<L> for () {
     #[inline(always)]
     fn push(&self, op: L::Op) -> Result<(), L::Op> {
         Err(op)
+    }
+
+    fn fold(&self, _: &mut L::Batch) -> bool {
+        false
     }
 
     #[inline(always)]

@@ -23,7 +23,7 @@
 //! `cache_slots / N` of its updates; in the default adaptive representation an object whose
 //! logs keep being evicted goes direct, so misses stop.
 
-use super::eviction::{Eviction, evict_owner};
+use super::eviction::{Eviction, Kept, evict_owner};
 use super::*;
 use crate::log::{CounterLog, LogKind};
 use crate::percore::Fold;
@@ -137,9 +137,11 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// 3 and 5): returns the eviction to finish once the slot is released, if any.
     ///
     /// If this object has too many logs waiting in its own backlog (and `check_backlog`),
-    /// returns `Err` with the backlog's length without touching the slot: the caller
-    /// releases the slot and applies the backlog ([`Obj::apply_backlog`]), then retries.
-    /// This bounds the backlog when evictions cannot apply it at once.
+    /// returns [`Refused::Backlog`] with the backlog's length without touching the slot:
+    /// the caller releases the slot and applies the backlog ([`Obj::apply_backlog`]), then
+    /// retries. This bounds the backlog when evictions cannot apply it at once. If the
+    /// owner keeps the slot ([`Kept`]), returns [`Refused::Kept`]: the caller releases the
+    /// slot and applies its update in place.
     #[cold]
     #[inline(never)]
     pub(super) fn install(
@@ -147,14 +149,14 @@ impl<'a, L: LogKind> Obj<'a, L> {
         slot: &mut Entered<'_, SlotData<L>>,
         core: usize,
         check_backlog: bool,
-    ) -> Result<Option<Eviction<L>>, usize> {
+    ) -> Result<Option<Eviction<L>>, Refused> {
         let d = self.domain();
         let waiting =
             if check_backlog { d.backlogs.evicted_count(self.id(), self.get().word.logs(Ordering::SeqCst)) } else { 0 };
         if waiting >= d.backlog_limit {
-            return Err(waiting);
+            return Err(Refused::Backlog(waiting));
         }
-        let eviction = evict_owner(d, slot, core);
+        let eviction = evict_owner(d, slot, core).map_err(|_: Kept| Refused::Kept)?;
         d.stats.count(core, Event::Install);
         d.stats.retire(core, std::mem::take(&mut slot.pushes));
         slot.owner = self.as_owner();
@@ -170,6 +172,15 @@ impl<'a, L: LogKind> Obj<'a, L> {
         }
         Ok(eviction)
     }
+}
+
+/// Why [`Obj::install`] did not take the slot.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Refused {
+    /// The object's own backlog holds this many logs, its limit or more.
+    Backlog(usize),
+    /// The slot's owner keeps it (`eviction`'s [`Kept`]).
+    Kept,
 }
 
 /// The slots of one object that hold its logs (or, for drop, every slot of its mask),

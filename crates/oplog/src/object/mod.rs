@@ -11,8 +11,8 @@
 //! (bit 31, kept by `crate::backlog`) and the core mask (bits 0..31; core `c` may own a
 //! log-cache slot for the object if bit `c % 31` is set), which updaters and evictors set
 //! without the lock, and which the lock's holder clears (an evictor clears its own core's
-//! bit too, once the log it took out is in the backlog). An update in the logged
-//! representation only *reads* the holder half; a direct update or a read through the
+//! bit too, once the log it took out is in the backlog, applied, or folded). An update in
+//! the logged representation only *reads* the holder half; a direct update or a read through the
 //! lock takes the lock from the holder half it loaded, and checks the log half once it
 //! holds the lock (every log made before shows there, and the half cannot turn quiescent
 //! meanwhile).
@@ -35,7 +35,9 @@
 //!    already set is not written again; `log_cache`). The victim's log goes to its backlog
 //!    ([`crate::backlog`]), with no lock, no barrier and no other core's slot, or is applied
 //!    at once if a try-lock of the victim succeeds and the log may be applied alone or is
-//!    all the victim has logged, after the slot is released (`eviction`).
+//!    all the victim has logged, after the slot is released (`eviction`); a counter's log
+//!    is folded into the victim's value with one atomic add, without the victim's lock,
+//!    where that tells the victim's policy nothing (`eviction`, "Eviction by one fold").
 //! 4. *Publish* the object in the slot (a word of the slot that remote readers may load
 //!    without its lock, [`crate::percore::PerCore::published`]), if the slot does not
 //!    already, then push the operation (the log kind may absorb it). If local absorption
@@ -103,9 +105,10 @@
 //! table at 100 % updates, two threads, Intel Xeon 2-core host, 2026-11-27: 67–77M
 //! updates/s with the word packed against the state, 107–134M apart). The owner is
 //! alive while a slot names it: dropping an object takes its lock and then its slots, and an
-//! evictor holds one of those slots until it holds the lock. (A slot may keep naming an
+//! evictor holds one of those slots until it holds the lock, or until it has folded the
+//! log into the object (`eviction`, "Eviction by one fold"). (A slot may keep naming an
 //! object whose log it emptied; nobody follows that pointer, since only a non-empty log is
-//! evicted.)
+//! evicted, or, for a counter, an empty one whose slot still publishes its owner.)
 //!
 //! # Synchronize (000 §5.1 `Object::synchronize`): it costs what it merges
 //!
@@ -401,7 +404,7 @@ use crate::word::{
     STAMP_UNIT_NS, TAG, TAG_SHIFT, Word, core_bit, cores_of, quiescent_word,
 };
 use eviction::Eviction;
-use log_cache::{HeldSlots, NO_OWNER, emptied, holds_a_log, log_left};
+use log_cache::{HeldSlots, NO_OWNER, Refused, emptied, holds_a_log, log_left};
 use smallvec::SmallVec;
 use std::any::Any;
 use std::fmt;
@@ -1205,9 +1208,22 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 }
                 match self.install(&mut guard, core, check_backlog) {
                     Ok(e) => eviction = e,
-                    Err(waiting) => {
+                    Err(Refused::Backlog(waiting)) => {
                         drop(guard);
                         check_backlog = self.apply_backlog_keeping_panic(waiting, &mut deferred);
+                        guard = self.enter_slot();
+                        continue;
+                    }
+                    Err(Refused::Kept) => {
+                        // Only where the direct log is lock free, which takes `op` as is.
+                        drop(guard);
+                        match self.direct().push(op) {
+                            Ok(()) => {
+                                d.stats.count(core, Event::MissInPlace);
+                                return resume_deferred(deferred);
+                            }
+                            Err(back) => op = back,
+                        }
                         guard = self.enter_slot();
                         continue;
                     }
@@ -1564,7 +1580,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let word = &self.get().word;
         let mut now = word.holders(Ordering::Relaxed);
         while now & LOCK == 0 {
-            match word.take(now, now | LOCK, Ordering::Acquire) {
+            match word.take(now, now | LOCK, Ordering::SeqCst) {
                 Ok(()) => {
                     let c = if now & BIAS == 0 { clear } else { 0 };
                     if c != 0 {
@@ -1584,7 +1600,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let word = &self.get().word;
         let mut now = seen;
         while now & LOCK == 0 {
-            match word.take(now, now | LOCK, Ordering::Acquire) {
+            match word.take(now, now | LOCK, Ordering::SeqCst) {
                 Ok(()) => return true,
                 Err(seen) => now = seen,
             }
@@ -1604,7 +1620,9 @@ impl<'a, L: LogKind> Obj<'a, L> {
         let word = self.get().word.load(Ordering::Relaxed);
         let direct = word & DIRECT != 0;
         if !(direct && word & CORE_BITS != 0) {
-            // Before the check.
+            // Before the check, and after the lock (the holder's half of its handshake
+            // with an evictor that folds a log without it, `Word::take`).
+            dekker_fence();
             let lease = self.direct().lease();
             if self.quiescent() {
                 return (Gathered::default(), lease);
@@ -2712,12 +2730,10 @@ impl<'a> FastLock<'a> {
         let word = &obj.get().word;
         let clear = seen & clear;
         // Revoking the bias is the writer's half of a Dekker handshake with the readers
-        // (`Obj::exclude_readers`). (Orderings picked by branches, not by a value: an
-        // ordering known only at run time compiles to a jump table.)
+        // (`Obj::exclude_readers`); the lock itself, with an evictor that folds a log
+        // without it (`Word::take`).
         let new = (seen | LOCK) & !clear;
-        let taken =
-            if clear == 0 { word.take(seen, new, Ordering::Acquire) } else { word.take(seen, new, Ordering::SeqCst) };
-        taken.ok()?;
+        word.take(seen, new, Ordering::SeqCst).ok()?;
         Some(FastLock { word, seen: seen & !clear, holding: Some(reentry::Holding::scoped(obj.id() as usize)) })
     }
 
