@@ -36,21 +36,16 @@ impl Readers {
         }
     }
 
-    /// Number of rows (CPUs).
-    pub(crate) fn cpus(&self) -> usize {
-        self.cpus.len()
-    }
-
     /// The cell of column `key` in the calling CPU's row.
     #[inline]
     pub(crate) fn cell(&self, key: usize) -> &AtomicUsize {
-        self.cell_of(fold_cpu(current_cpu(), self.cpus.len()), key)
+        &self.cpus[fold_cpu(current_cpu(), self.cpus.len())][key % WAYS]
     }
 
-    /// The cell of column `key` in row `cpu`.
-    #[inline]
-    pub(crate) fn cell_of(&self, cpu: usize, key: usize) -> &AtomicUsize {
-        &self.cpus[cpu][key % WAYS]
+    /// The cells of column `key`, one per row (CPU): where a lock holder looks for the
+    /// readers of an object.
+    pub(crate) fn column(&self, key: usize) -> impl Iterator<Item = &AtomicUsize> {
+        self.cpus.iter().map(move |row| &row[key % WAYS])
     }
 
     /// Bytes the table holds.

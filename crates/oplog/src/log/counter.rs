@@ -110,12 +110,11 @@ impl DirectLog<CounterLog> for DirectSum {
         Ok(())
     }
 
-    fn fold(&self, batch: &mut i64) -> bool {
+    fn fold(&self, batch: &mut i64) {
         let delta = std::mem::take(batch);
         if delta != 0 {
             self.add(delta);
         }
-        true
     }
 
     #[inline(always)]

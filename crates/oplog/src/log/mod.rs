@@ -212,9 +212,9 @@ pub trait DirectLog<L: LogKind>: Send + Sync + Sized {
     fn push(&self, op: L::Op) -> Result<(), L::Op>;
 
     /// Folds a gathered `batch` in without the object lock, as [`DirectLog::push`] folds
-    /// one operation (an evicted log: `object`'s `eviction`), emptying it; `false`, and
-    /// nothing done, if this kind has no lock-free direct log.
-    fn fold(&self, batch: &mut L::Batch) -> bool;
+    /// one operation (an evicted log: `object`'s `eviction`), emptying it. Called only
+    /// where [`DirectLog::LOCK_FREE`].
+    fn fold(&self, batch: &mut L::Batch);
 
     /// The instance as it is now, for a read or a lock holder: one load where this log
     /// holds it, nothing otherwise.
@@ -260,8 +260,8 @@ impl<L: LogKind> DirectLog<L> for () {
         Err(op)
     }
 
-    fn fold(&self, _: &mut L::Batch) -> bool {
-        false
+    fn fold(&self, _: &mut L::Batch) {
+        unreachable!("no lock-free direct log to fold into")
     }
 
     #[inline(always)]

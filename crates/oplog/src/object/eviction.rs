@@ -142,88 +142,85 @@ pub(super) fn evict_owner<L: LogKind>(
         }
         return Ok(None);
     }
-    {
-        let mut log = std::mem::take(&mut slot.log);
-        // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
-        // we hold this slot, which it still owns (`object` module docs, "Where an object lives").
-        let v = unsafe { Obj::<L>::from_owner(victim) };
-        let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
-        // Once its log is out of this slot, the victim has no log on this core (an object
-        // has one slot index): its bit goes, where no other core shares it (per-CPU
-        // domains of at most 31 CPUs), so that its next synchronize, or its switch to
-        // direct, does not visit this slot (a barrier on the owner path), and its
-        // policy's sampled checks do not count this core as logging it. Only a holder of
-        // this slot sets the bit, and a gather holding every slot of the mask clears it,
-        // so it is cleared here while the slot is held, and only once nobody can miss the
-        // log for it: once the log is in the victim's backlog, or its readers are
-        // excluded (a concurrent reader that no longer sees the bit skips this slot,
-        // which still publishes the victim, and checks the backlog instead), or it is
-        // folded and no read is under way.
-        let clear =
-            if d.slots.mode() == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
-        if lock_free && !v.weighs_eviction(thrashing) {
-            // Module docs, "Eviction by one fold".
-            let mut batch = L::Batch::default();
-            L::gather(&mut batch, core, &mut log);
-            // The fold: one atomic add.
-            let folded = v.direct().fold(&mut batch);
-            assert!(folded, "a lock-free direct log folds");
-            d.stats.count(core, Event::EvictionApplied);
-            if v.read_may_be_under_way() {
-                d.stats.retire(core, std::mem::take(&mut slot.pushes));
-                return Err(Kept);
-            }
-            if clear != 0 {
-                v.get().word.clear_logs(clear);
-            }
-            return Ok(None);
+    let mut log = std::mem::take(&mut slot.log);
+    // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
+    // we hold this slot, which it still owns (`object` module docs, "Where an object lives").
+    let v = unsafe { Obj::<L>::from_owner(victim) };
+    let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
+    // Once its log is out of this slot, the victim has no log on this core (an object
+    // has one slot index): its bit goes, where no other core shares it (per-CPU
+    // domains of at most 31 CPUs), so that its next synchronize, or its switch to
+    // direct, does not visit this slot (a barrier on the owner path), and its
+    // policy's sampled checks do not count this core as logging it. Only a holder of
+    // this slot sets the bit, and a gather holding every slot of the mask clears it,
+    // so it is cleared here while the slot is held, and only once nobody can miss the
+    // log for it: once the log is in the victim's backlog, or its readers are
+    // excluded (a concurrent reader that no longer sees the bit skips this slot,
+    // which still publishes the victim, and checks the backlog instead), or it is
+    // folded and no read is under way.
+    let clear =
+        if d.slots.mode() == CoreMode::PerCpu && d.slots.cores() <= CORE_BIT_COUNT { core_bit(core) } else { 0 };
+    if lock_free && !v.weighs_eviction(thrashing) {
+        // Module docs, "Eviction by one fold".
+        let mut batch = L::Batch::default();
+        L::gather(&mut batch, core, &mut log);
+        // The fold: one atomic add.
+        v.direct().fold(&mut batch);
+        d.stats.count(core, Event::EvictionApplied);
+        if v.read_may_be_under_way() {
+            d.stats.retire(core, std::mem::take(&mut slot.pushes));
+            return Err(Kept);
         }
-        // If the victim's lock is free (a try-lock: the reverse of the usual lock order,
-        // so never a wait), a log that may be applied alone is applied at once, and so is
-        // any other log that is all the victim has logged: no backlog, and no other
-        // core's bit in its mask (bits unique per core). Applying it is then a whole
-        // synchronize: an update of another core whose bit is not set yet has not
-        // completed, and comes after, as in a gather that does not see it. Every other
-        // log goes to the victim's backlog, with no barrier and no other core's slot.
-        let mut cleared = false;
-        let locked = |cleared: &mut bool| {
-            !reentry::involved(v.id() as usize) && v.try_lock_evicting(clear).map(|c| *cleared = c).is_some()
-        };
-        let park = |log| {
-            d.backlogs.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
-            d.stats.count(core, Event::EvictionToBacklog);
-        };
-        if locked(&mut cleared) {
-            let batch = if v.applies_alone() || v.logged_on_core_only(core) {
-                // The victim stops looking quiescent to concurrent readers when this slot
-                // publishes its new owner: they must wait for the apply.
-                // (Biased, the bit waits until they are gone: one that passed the bias
-                // check may not have loaded the mask yet.)
-                v.exclude_readers();
-                let mut batch = v.backlog_batch();
-                L::gather(&mut batch, core, &mut log);
-                d.stats.count(core, Event::EvictionApplied);
-                batch
-            } else {
-                // Whoever synchronizes the victim next takes it from the backlog.
-                park(log);
-                L::Batch::default()
-            };
-            // Either way, the eviction is evidence for the victim's policy, weighed once
-            // the slot is released: a log that held little says the victim keeps losing
-            // its slot (the backlog is applied then only if the victim switches).
-            eviction = Some(Eviction { victim: v.ptr, batch, why: Why::Evicted { thrashing } });
-        } else {
-            park(log);
-        }
-        if clear != 0 && !cleared {
+        if clear != 0 {
             v.get().word.clear_logs(clear);
         }
-        if L::CUTS {
-            // The log is in the victim's backlog, or with the victim's lock in this
-            // eviction: the mark bounded it alone.
-            slot.clear_low_mark();
-        }
+        return Ok(None);
+    }
+    // If the victim's lock is free (a try-lock: the reverse of the usual lock order,
+    // so never a wait), a log that may be applied alone is applied at once, and so is
+    // any other log that is all the victim has logged: no backlog, and no other
+    // core's bit in its mask (bits unique per core). Applying it is then a whole
+    // synchronize: an update of another core whose bit is not set yet has not
+    // completed, and comes after, as in a gather that does not see it. Every other
+    // log goes to the victim's backlog, with no barrier and no other core's slot.
+    let mut cleared = false;
+    let locked = |cleared: &mut bool| {
+        !reentry::involved(v.id() as usize) && v.try_lock_evicting(clear).map(|c| *cleared = c).is_some()
+    };
+    let park = |log| {
+        d.backlogs.push_evicted(v.id(), &v.get().word, Parked { core, pushes: slot.pushes, log });
+        d.stats.count(core, Event::EvictionToBacklog);
+    };
+    if locked(&mut cleared) {
+        let batch = if v.applies_alone() || v.logged_on_core_only(core) {
+            // The victim stops looking quiescent to concurrent readers when this slot
+            // publishes its new owner: they must wait for the apply.
+            // (Biased, the bit waits until they are gone: one that passed the bias
+            // check may not have loaded the mask yet.)
+            v.exclude_readers();
+            let mut batch = v.backlog_batch();
+            L::gather(&mut batch, core, &mut log);
+            d.stats.count(core, Event::EvictionApplied);
+            batch
+        } else {
+            // Whoever synchronizes the victim next takes it from the backlog.
+            park(log);
+            L::Batch::default()
+        };
+        // Either way, the eviction is evidence for the victim's policy, weighed once
+        // the slot is released: a log that held little says the victim keeps losing
+        // its slot (the backlog is applied then only if the victim switches).
+        eviction = Some(Eviction { victim: v.ptr, batch, why: Why::Evicted { thrashing } });
+    } else {
+        park(log);
+    }
+    if clear != 0 && !cleared {
+        v.get().word.clear_logs(clear);
+    }
+    if L::CUTS {
+        // The log is in the victim's backlog, or with the victim's lock in this
+        // eviction: the mark bounded it alone.
+        slot.clear_low_mark();
     }
     Ok(eviction)
 }
@@ -236,9 +233,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
     /// relaxed load: the score may change meanwhile, and then one eviction goes unweighed.)
     fn weighs_eviction(self, thrashing: bool) -> bool {
         let now = self.get().word.holders(Ordering::Relaxed);
+        let score = (now & SCORE) >> SCORE_SHIFT;
+        // As `Eviction::finish` would weigh it (`Obj::observe_evictions`).
+        let weight = if thrashing { THRASH_WEIGHT } else { 0 };
         self.domain().representation == Representation::Adaptive
             && now & DIRECT == 0
-            && (thrashing || ((now & SCORE) >> SCORE_SHIFT) & !ABSORBS != 0)
+            && logged_step(score, weight) != (false, score)
     }
 
     /// Whether a read of this object may have loaded its value before a fold that the
@@ -255,9 +255,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
             return true;
         }
         let id = self.id() as usize;
-        let readers = &self.domain().readers;
-        let key = id / std::mem::size_of::<Object<L>>();
-        (0..readers.cpus()).any(|cpu| readers.cell_of(cpu, key).load(Ordering::SeqCst) == id)
+        self.domain().readers.column(self.reader_key()).any(|cell| cell.load(Ordering::SeqCst) == id)
     }
 
     /// What this update, which missed the cache (the entered slot holds another object's

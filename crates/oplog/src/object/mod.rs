@@ -2059,7 +2059,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     fn enter_reader(self, seen: u64) -> Result<Reader<'a, L>, u64> {
         let word = &self.get().word;
         let id = self.id() as usize;
-        let cell = self.domain().readers.cell(id / std::mem::size_of::<Object<L>>());
+        let cell = self.domain().readers.cell(self.reader_key());
         if cell.compare_exchange(0, id, Ordering::SeqCst, Ordering::Relaxed).is_err() {
             return Err(seen);
         }
@@ -2103,10 +2103,7 @@ impl<'a, L: LogKind> Obj<'a, L> {
     #[inline(never)]
     fn wait_for_readers(self) {
         let id = self.id() as usize;
-        let readers = &self.domain().readers;
-        let key = id / std::mem::size_of::<Object<L>>();
-        for cpu in 0..readers.cpus() {
-            let cell = readers.cell_of(cpu, key);
+        for cell in self.domain().readers.column(self.reader_key()) {
             if cell.load(Ordering::SeqCst) != id {
                 continue;
             }
@@ -2116,6 +2113,12 @@ impl<'a, L: LogKind> Obj<'a, L> {
                 backoff.snooze();
             }
         }
+    }
+
+    /// This object's column in its domain's reader table (`crate::readers`).
+    #[inline(always)]
+    fn reader_key(self) -> usize {
+        self.id() as usize / std::mem::size_of::<Object<L>>()
     }
 
     /// The adaptive policy's step at a read (module docs, "Representations"): `gathered`
