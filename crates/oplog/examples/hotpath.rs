@@ -2,13 +2,16 @@
 //! `Counter::inc`, a push to an unordered log, a read of an object with nothing logged, a
 //! direct update, a read right after an update (logged, direct, and under a `Mutex` for
 //! comparison), and an update and a read under one synchronize guard (against one `Mutex`
-//! lock), in a per-CPU domain (on restartable sequences where they exist), a per-CPU
+//! lock), after two floors of an increment (a plain load and store, and the least a per-thread
+//! log of one of many objects must do: a thread-local slot lookup, an owner check, an add), in
+//! a per-CPU domain (on restartable sequences where they exist), a per-CPU
 //! domain on the slots' spin lock, and a per-thread domain.
 //!
 //! `cargo run --release -p oplog --example hotpath` (`HOTPATH_N` operations per loop, default
 //! 20,000,000; a small value suits `valgrind --tool=callgrind`; `HOTPATH_DOMAIN=per-cpu`,
 //! `per-cpu-spin` or `per-thread` runs one domain only)
 use oplog::{Config, Counter, CounterLog, Domain, OpLog, Representation, Unordered, Update};
+use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -38,6 +41,45 @@ fn read(o: &OpLog<Unordered<Add>>, i: usize) -> u64 {
     o.read(|t| t[i & 63])
 }
 
+/// The physical floor of an increment (`oplog-bench counter`'s `percore-store`): a plain
+/// load and store of the calling thread's own word, its address opaque to the optimizer.
+#[inline(never)]
+fn store_floor(word: &Cell<u64>) {
+    let word = black_box(word);
+    word.set(word.get() + 1);
+}
+
+/// One slot of [`lookup_floor`]'s table: the object whose count it holds, and the count.
+struct FloorSlot {
+    owner: Cell<usize>,
+    count: Cell<u64>,
+}
+
+thread_local! {
+    /// [`lookup_floor`]'s per-thread table: 256 slots, as a domain's log cache.
+    static FLOOR_TABLE: [FloorSlot; 256] =
+        const { [const { FloorSlot { owner: Cell::new(0), count: Cell::new(0) } }; 256] };
+}
+
+/// The least an increment of one of many shared counters, logged per thread, must do: find
+/// this thread's slot for the object (a thread-local table indexed by the object's
+/// address), check that the slot holds this object, and add with a plain load and store.
+/// No restartable sequence, no guard against a concurrent gather, no sampling: a floor,
+/// not a counter anyone could read.
+#[inline(never)]
+fn lookup_floor(object: &u64) {
+    let key = object as *const u64 as usize;
+    FLOOR_TABLE.with(|table| {
+        let slot = &table[(key >> 3) & 255];
+        if slot.owner.get() == key {
+            slot.count.set(slot.count.get() + 1);
+        } else {
+            slot.owner.set(key);
+            slot.count.set(1);
+        }
+    });
+}
+
 fn time(name: &str, n: u64, mut f: impl FnMut(u64)) {
     let t = Instant::now();
     for i in 0..n {
@@ -49,6 +91,11 @@ fn time(name: &str, n: u64, mut f: impl FnMut(u64)) {
 fn main() {
     let n: u64 = std::env::var("HOTPATH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000_000);
     let only = std::env::var("HOTPATH_DOMAIN").ok();
+    println!("floors");
+    let word = Cell::new(0);
+    time("plain load and store of the thread's own word", 5 * n, |_| store_floor(&word));
+    let object = 0u64;
+    time("thread-local slot lookup, owner check, plain add", 5 * n, |_| lookup_floor(black_box(&object)));
     for (name, config) in [
         ("per-cpu", Config::per_cpu()),
         ("per-cpu-spin", Config::per_cpu().rseq(false)),
