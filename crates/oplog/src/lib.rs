@@ -133,6 +133,14 @@
 //! |---|---|
 //! | [`log`] | log kinds: the [`LogKind`] trait, [`Ordered`], [`Unordered`], [`CounterLog`], the [`Update`] trait with local and global absorption hooks |
 //! | [`OpLog`] (`object`) | an object: update, synchronize, drop |
+//! | `object::update` | the logged update: the slot entered, the inline push, a miss, a full log handed off or applied by its owner |
+//! | `object::backlog_apply` | an object's backlog applied under its lock; a full ordered backlog applied up to the stamp cut |
+//! | `object::direct` | the direct update: in place under the object lock, or the counter's lock-free add |
+//! | `object::read` | the concurrent read, the read through the lock, the [`Synced`] guard |
+//! | `object::sync` | synchronize: the gather (swap and release), the apply, retiring an object |
+//! | `object::lock` | the object lock: its tries, the fast paths' lock and the full guard |
+//! | `object::policy` | the adaptive policy: thresholds, score steps, sampling, observations |
+//! | `object::solo` | what a counter that one core updates costs logged and direct, measured once per domain |
 //! | [`Domain`] (`domain`) | objects sharing per-core log caches, the clock and the limits; [`CoreMode`] per CPU or per thread; [`Representation`] |
 //! | `word` | the object's 64-bit word: the lock, the representation, the read bias, the policy's score, the backlog bit and the core mask |
 //! | `readers` | the per-CPU reader table of concurrent reads |
