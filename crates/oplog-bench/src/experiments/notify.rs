@@ -23,7 +23,17 @@
 //! OpLog's consumer, sharing a CPU with a producer, read 0-9 % of the events during the
 //! run, against 98.5-100 % for `mutex` (`segqueue`: 24-99 %; 2-core AMD EPYC host,
 //! 2026-11-29), waiting for the object lock or a slot's spin lock after spinning by
-//! yielding the CPU.
+//! yielding the CPU. On 2026-12-01 (the same host, after the synchronize and policy work
+//! of the issue "OpLog wins at every read/update mix") it read 92-97 % (`oplog-locked`
+//! 98 %, `mutex` 99.8-99.9 %, `segqueue` 40-58 %).
+//!
+//! What bounds `oplog` at two producers: each enqueue's stamp, one `rdtscp` (an ordered
+//! log must stamp every operation: 000 §4.1, 003 §3). In a copy of this loop run under
+//! `perf record -e cpu-clock` (2026-12-01, 2-core AMD EPYC host, three runs of 1.5 s at
+//! 35-39M events/s) the stamp held 33-35 % of all samples, 19 ns per event, what
+//! `oplog-bench clock` measures for one reading there (20-21 ns). Pinned direct, the same
+//! loop made 50-53M events/s, but its consumer read about 1 % of them during the run: the
+//! producers kept the object lock.
 //!
 //! Implementations (ids stable): `oplog` (ordered per-core logs, merged by timestamp on
 //! each read; per-CPU slots entered by restartable sequences, so each read pays a
