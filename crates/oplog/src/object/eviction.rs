@@ -127,25 +127,19 @@ pub(super) fn evict_owner<L: LogKind>(
     if victim == NO_OWNER {
         return Ok(None);
     }
+    // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
+    // we hold this slot, which it still owns (`object` module docs, "Where an object lives").
+    let v = unsafe { Obj::<L>::from_owner(victim) };
     let lock_free = <L::Direct as DirectLog<L>>::LOCK_FREE;
     if L::is_empty(&slot.log) {
         // A log folded by an eviction that left the slot to its owner, still published
         // (below), or whose operations cancelled out: the slot goes on the same condition.
-        if lock_free && slot.published() == victim.addr() {
-            // SAFETY: a slot's owner is a live object: the victim cannot finish dropping
-            // while we hold this slot, which it still owns (`object` module docs, "Where an
-            // object lives").
-            let v = unsafe { Obj::<L>::from_owner(victim) };
-            if v.read_may_be_under_way() {
-                return Err(Kept);
-            }
+        if lock_free && slot.published() == victim.addr() && v.read_may_be_under_way() {
+            return Err(Kept);
         }
         return Ok(None);
     }
     let mut log = std::mem::take(&mut slot.log);
-    // SAFETY: a slot's owner is a live object: the victim cannot finish dropping while
-    // we hold this slot, which it still owns (`object` module docs, "Where an object lives").
-    let v = unsafe { Obj::<L>::from_owner(victim) };
     let thrashing = (slot.pushes as usize) < THRASH_PUSHES;
     // Once its log is out of this slot, the victim has no log on this core (an object
     // has one slot index): its bit goes, where no other core shares it (per-CPU
