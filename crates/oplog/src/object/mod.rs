@@ -265,7 +265,8 @@
 //! times either way (one thread incrementing one counter: on the AMD host 270M updates per
 //! second logged, 430M direct, 440M for an `AtomicU64`; on an Intel Xeon 330M logged, 100M
 //! direct, 150M for an `AtomicU64`), so each domain measures it, the first time the policy
-//! asks (`solo`), and where logging costs less such a counter stays logged.
+//! asks (`solo`), and where logging costs clearly less (under two thirds of the direct
+//! update's time in the domain's probe) such a counter stays logged.
 //!
 //! An adaptive object ([`Representation::Adaptive`], the default) starts logged and is
 //! moved by what its lock holders observe (reads, flushes of full logs, evictions, direct
