@@ -21,7 +21,11 @@
 //! - counters: `oplog` ([`oplog::Counter`]s in a default per-CPU domain, the default
 //!   configuration), `oplog-perthread` (a per-thread domain), `atomic` (one `AtomicU64` per
 //!   object), `percore-atomic` (one padded `AtomicU64` per object per thread, summed on
-//!   read: the classic distributed counter, 64 bytes per core per object);
+//!   read: the classic distributed counter, 64 bytes per core per object), and
+//!   `indirect-atomic` (not a baseline: a direct OpLog counter's layout without OpLog, a
+//!   handle to a word that each update loads and tests and a value beside it in another
+//!   array; three lines per update where `atomic` touches one: what bounds `oplog` once
+//!   its counters are direct and the working set leaves the first-level cache);
 //! - a user's logged type (`logged-` ids): [`Request`] statistics per route, an [`Update`]
 //!   written as a user would (only `exec`), in an [`Unordered`] OpLog in a default domain
 //!   (`logged-oplog`) or one `Mutex` per object (`logged-mutex`).
@@ -273,6 +277,54 @@ impl Objects for AtomicCounters {
 
     fn bytes_per_object(&self) -> f64 {
         std::mem::size_of::<AtomicU64>() as f64
+    }
+}
+
+/// `indirect-atomic`: what a direct OpLog counter's layout costs, without OpLog: each
+/// object is an 8-byte index (its handle, as OpLog's pointer) to an 8-byte word, loaded and tested at every update,
+/// and an `AtomicU64` value in another array, found from the same index, that the update
+/// adds to. Three lines per update, where `atomic` touches one: OpLog's handle, its entry's
+/// word and the entry's companion (`oplog`'s `slab` module docs).
+pub struct IndirectAtomicCounters {
+    handles: Vec<usize>,
+    words: Vec<AtomicU64>,
+    values: Vec<AtomicU64>,
+}
+
+/// The bit of an [`IndirectAtomicCounters`] word that would send an update elsewhere, as
+/// OpLog's representation bit does; never set here.
+const ELSEWHERE: u64 = 1 << 62;
+
+impl Objects for IndirectAtomicCounters {
+    fn new(n: usize, _threads: usize) -> Self {
+        Self {
+            handles: (0..n).collect(),
+            words: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            values: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn update(&self, i: usize, _thread: usize) {
+        let at = self.handles[i];
+        if self.words[at].load(Ordering::Relaxed) & ELSEWHERE != 0 {
+            // Never taken (no word has the bit); the test is the point.
+            self.values[0].fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.values[at].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.values[self.handles[i]].load(Ordering::Relaxed)
+    }
+
+    fn total(&self) -> u64 {
+        self.values.iter().map(|a| a.load(Ordering::Relaxed)).sum()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        (size_of::<usize>() + 2 * size_of::<AtomicU64>()) as f64
     }
 }
 
@@ -537,6 +589,8 @@ pub const IMPLS: &[Impl<(usize, Workload), Workload, Measured>] = &[
     of::<OplogCounters<true>>("oplog-perthread-zipf", Skewed, false),
     of::<AtomicCounters>("atomic-zipf", Skewed, false),
     of::<PerCoreAtomicCounters>("percore-atomic-zipf", Skewed, false),
+    of::<IndirectAtomicCounters>("indirect-atomic", Uniform, false),
+    of::<IndirectAtomicCounters>("indirect-atomic-zipf", Skewed, false),
     of::<OplogCounters<false>>("oplog-private", Private, false),
     of::<AtomicCounters>("atomic-private", Private, false),
     of::<OplogCounters<false>>("oplog-reader", Uniform, true),
