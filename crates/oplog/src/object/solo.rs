@@ -28,15 +28,17 @@
 //!
 //! **Logged must win by a margin** ([`logged_pays`]: its rounds under two thirds of the
 //! direct ones). The probe times the fold alone, on a slot whose address is already
-//! computed, and the add alone, in loops that keep everything in the core's first-level
-//! cache; a caller's update also finds its slot first (the object's word, the domain,
-//! the CPU's slot array: a chain of dependent loads) where a direct update finds its value
-//! beside the word, and in a caller's loop the difference shows. On an AMD EPYC (Zen 4)
-//! 2-core host, 2026-12-01, whose atomic adds cost as little as a fold, the probe timed
-//! 110-120 ns of folds against 130-140 ns of adds (64 of each), and the domain kept such
-//! counters logged; in `oplog-bench objects` one thread then made 334-337M updates/s on one
-//! counter and 237M on 1,024 counters drawn at random, against 455-457M and 401-410M with
-//! them direct (`atomic`: 466-473M and 421-432M). The Xeon's probe (3.05 against 9.8 ns)
+//! computed, and the add alone, in tight loops; a caller's logged update also finds its
+//! slot first (from the object's entry: the domain, the CPU's slot array, the slot), where
+//! a direct one computes its value's address from the entry's, and in a caller's loop the
+//! logged update costs more than the probe says. On an AMD EPYC (Zen 4) 2-core host,
+//! 2026-12-01, whose atomic adds cost about as much as a fold, the probe timed 110-120 ns
+//! of folds against 130-140 ns of adds (64 of each), and the domain kept such counters
+//! logged; in `oplog-bench objects` one thread then made 334-337M updates/s on one counter
+//! and 237M on 1,024 counters drawn at random, against 455-457M and 401-410M with them
+//! direct (`atomic`: 466-473M and 421-432M). (Which part of the logged path costs the
+//! difference was not isolated: a version of the fold that returned through `asm!` labels,
+//! eight instructions shorter, ran no faster.) The Xeon's probe (3.05 against 9.8 ns)
 //! still keeps them logged.
 //!
 //! **Except where the hot objects outnumber the log cache.** There most objects end
