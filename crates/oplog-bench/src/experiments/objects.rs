@@ -23,8 +23,9 @@
 //!   object), `percore-atomic` (one padded `AtomicU64` per object per thread, summed on
 //!   read: the classic distributed counter, 64 bytes per core per object), and
 //!   `indirect-atomic` (not a baseline: a direct OpLog counter's layout without OpLog, a
-//!   handle to a word that each update loads and tests, and the value in another array; three lines per update where `atomic` touches one: what bounds `oplog` once
-//!   its counters are direct and the working set leaves the first-level cache);
+//!   handle to a word that each update loads and tests, and the value in another array;
+//!   three lines per update where `atomic` touches one: what bounds `oplog` once its
+//!   counters are direct and the working set leaves the first-level cache);
 //! - a user's logged type (`logged-` ids): [`Request`] statistics per route, an [`Update`]
 //!   written as a user would (only `exec`), in an [`Unordered`] OpLog in a default domain
 //!   (`logged-oplog`) or one `Mutex` per object (`logged-mutex`).
@@ -282,8 +283,9 @@ impl Objects for AtomicCounters {
 /// `indirect-atomic`: what a direct OpLog counter's layout costs, without OpLog: each
 /// object is an 8-byte index (its handle, as OpLog's pointer) to an 8-byte word, loaded
 /// and tested at every update, and an `AtomicU64` value in another array, found from the
-/// same index, that the update adds to. Three lines per update, where `atomic` touches one: OpLog's handle, its entry's
-/// word and the entry's companion (`oplog`'s `slab` module docs).
+/// same index, that the update adds to. Three lines per update, where `atomic` touches
+/// one: OpLog's handle, its entry's word and the entry's companion (`oplog`'s `slab`
+/// module docs).
 pub struct IndirectAtomicCounters {
     handles: Vec<usize>,
     words: Vec<AtomicU64>,
