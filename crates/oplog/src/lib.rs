@@ -95,6 +95,13 @@
 //! `Mutex` each (66–71M against 104–105M; 75 instructions against 44), where reaching each
 //! atomic through a pointer, as through any handle, cost 0.58× alone (225M); at 45 ns the
 //! counters ran at 0.9× (2-core AMD EPYC host, 2026-11-30).
+//! The handle is the floor once objects are direct and their working set leaves the
+//! first-level cache: an object is reached through its handle's pointer, one more line
+//! per update than an array of plain values. `oplog-bench objects` measures that layout
+//! without OpLog (`indirect-atomic`, `logged-indirect-mutex`): one thread on 65,536 objects
+//! of a 24-byte user type, a handle to a `Mutex` ran at 0.78–0.80× a `Mutex` each
+//! (110–112M against 139–141M updates/s), and the default OpLog at 0.8–0.9× that
+//! (88–100M; same host, 2026-12-01).
 //!
 //! Describe the deferred updates of a sequential type as an [`Update`] (usually an enum),
 //! wrap the type in [`OpLog`]`<`[`Ordered`]`<YourOp>>`, call [`OpLog::update`] for updates and

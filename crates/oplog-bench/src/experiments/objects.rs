@@ -28,7 +28,10 @@
 //!   counters are direct and the working set leaves the first-level cache);
 //! - a user's logged type (`logged-` ids): [`Request`] statistics per route, an [`Update`]
 //!   written as a user would (only `exec`), in an [`Unordered`] OpLog in a default domain
-//!   (`logged-oplog`) or one `Mutex` per object (`logged-mutex`).
+//!   (`logged-oplog`) or one `Mutex` per object (`logged-mutex`), and
+//!   `logged-indirect-mutex` (not a baseline: a direct object's layout without OpLog, a
+//!   handle to a `Mutex` in another array; two lines per update where `logged-mutex`
+//!   touches one).
 //!
 //! Before timing, each thread draws its sequence of object indices ([`SEQUENCE`] of them,
 //! replayed in a loop), so every implementation sees the same sequence and the drawing is
@@ -457,6 +460,41 @@ impl Objects for MutexRoutes {
     }
 }
 
+/// `logged-indirect-mutex`: what a direct `logged-oplog` object's layout costs, without
+/// OpLog: each object is an 8-byte index (its handle, as OpLog's pointer) to a `Mutex` in
+/// another array, 32 bytes, as OpLog's slab entry packs an object's word with this
+/// 24-byte state. Two lines per update where `logged-mutex` touches one: what bounds
+/// `logged-oplog` once its objects are direct and the working set leaves the caches
+/// (not a baseline: no user would add the index).
+pub struct IndirectMutexRoutes {
+    handles: Vec<usize>,
+    routes: MutexRoutes,
+}
+
+impl Objects for IndirectMutexRoutes {
+    fn new(n: usize, threads: usize) -> Self {
+        Self { handles: (0..n).collect(), routes: MutexRoutes::new(n, threads) }
+    }
+
+    #[inline]
+    fn update(&self, i: usize, thread: usize) {
+        // The handles are the identity: the update is `logged-mutex`'s for object `i`.
+        self.routes.update(self.handles[i], thread);
+    }
+
+    fn read(&self, i: usize) -> u64 {
+        self.routes.read(self.handles[i])
+    }
+
+    fn total(&self) -> u64 {
+        self.routes.total()
+    }
+
+    fn bytes_per_object(&self) -> f64 {
+        size_of::<usize>() as f64 + self.routes.bytes_per_object()
+    }
+}
+
 /// What one point measured, beside throughput.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Observed {
@@ -604,6 +642,8 @@ pub const IMPLS: &[Impl<(usize, Workload), Workload, Measured>] = &[
     of::<MutexRoutes>("logged-mutex-private", Private, false),
     of::<OplogRoutes>("logged-oplog-reader", Uniform, true),
     of::<MutexRoutes>("logged-mutex-reader", Uniform, true),
+    of::<IndirectMutexRoutes>("logged-indirect-mutex", Uniform, false),
+    of::<IndirectMutexRoutes>("logged-indirect-mutex-zipf", Skewed, false),
 ];
 
 /// Issue 14's targets: the default counter never far behind one atomic per object, ahead

@@ -31,7 +31,16 @@ impl LogKind for CounterLog {
     /// take from each other (`oplog-bench objects`, 2-core AMD EPYC host, 2026-11-29,
     /// medians of 3 × 300 ms: 718M updates per second against 278M, 370M against 202M on
     /// one thread; 642M against 93M while the host's line round trip was 380 ns; 16 and
-    /// 65,536 counters unchanged).
+    /// 65,536 counters unchanged). Four times more, 4,096 slots (512 KiB per core), was
+    /// measured against it and not taken (`oplog-bench objects --threads 1,2 --points
+    /// 1024,4096,65536`, 2-core AMD EPYC host, 2026-12-01, alternated runs while the line
+    /// round trip stayed about 65 ns): 4,096 counters that two threads increment at
+    /// random stay logged (under 1 % direct, against 75 %), 249-370M updates per second
+    /// against 204M (Zipf: 359-427M against 253M); but two threads on 65,536 counters
+    /// lose a tenth (314M against 354-355M; Zipf 185M against 206-213M; not isolated:
+    /// the slots alone fill half of this host's 1 MiB second-level cache); one thread and
+    /// 1,024 counters unchanged. A program whose few thousand hot counters threads share
+    /// sets [`Config::cache_slots`](crate::Config::cache_slots).
     const CACHE_SLOTS: usize = 1024;
 
     #[inline(always)]
