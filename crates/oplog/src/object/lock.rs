@@ -53,10 +53,8 @@ impl<'a> FastLock<'a> {
     #[inline(always)]
     pub(super) fn release(self, want: u64) {
         self.word.unlock(self.seen, want);
-        let holding = reentry::Holding::from_raw(self.holding);
-        // Unlocked: the unwinding unlock of `Drop` must not run.
-        std::mem::forget(self);
-        drop(holding);
+        // Unlocked: `keep` skips the unwinding unlock of `Drop`; the record goes after.
+        drop(self.keep());
     }
 }
 
